@@ -1,0 +1,2 @@
+//! Walk benchmark (being written).
+fn main() {}

@@ -1,0 +1,229 @@
+//! The command line: clap's derive structs, and the one place that turns them into
+//! the plain option structs the rest of the crate takes. No other file imports clap.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{self, RunRequest};
+use crate::walk::du::{DuOptions, Unit};
+use crate::walk::{Engine, ListOptions};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "eqcheck",
+    version,
+    about = "Prove that a fast filesystem walker prints exactly what a slow, obviously correct one prints.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the matrix: arms × trees × flag sets (the default subcommand).
+    Run(RunArgs),
+    /// The built-in subject: a du-compatible walker with two engines.
+    Walk(WalkArgs),
+    /// List, show or build the fixture trees.
+    #[command(subcommand)]
+    Trees(TreesCommand),
+}
+
+#[derive(Args, Debug, Default)]
+struct RunArgs {
+    /// A tree from trees/ by name, or an existing folder (never written to). Repeatable.
+    #[arg(long = "tree", value_name = "NAME|PATH")]
+    trees: Vec<String>,
+    /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
+    #[arg(long, value_name = "all|GROUP|FILE", default_value = "all")]
+    sets: String,
+    /// The reference arm, split shell-word style; `{tree}` is replaced by the tree's path.
+    #[arg(long = "ref", value_name = "CMD ARGS")]
+    reference: Option<String>,
+    /// The candidate arm, split the same way.
+    #[arg(long = "cand", value_name = "CMD ARGS")]
+    candidate: Option<String>,
+    /// Cases run at once (default: the number of cores).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    jobs: Option<usize>,
+    /// Seconds an arm may run before its process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    timeout: f64,
+    /// Write the JSON report here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct WalkArgs {
+    /// Which listing engine.
+    #[arg(long, value_enum, default_value = "fast")]
+    engine: EngineArg,
+    /// Print files as well as folders.
+    #[arg(short = 'a', long = "all")]
+    all: bool,
+    /// Apparent size in bytes (`--apparent-size --block-size=1`).
+    #[arg(short = 'b', long = "bytes")]
+    bytes: bool,
+    /// Apparent sizes rather than disk usage.
+    #[arg(long = "apparent-size")]
+    apparent_size: bool,
+    /// Only a total for each operand (`-d 0`).
+    #[arg(short = 's', long = "summarize")]
+    summarize: bool,
+    /// Print nothing deeper than N levels below an operand.
+    #[arg(short = 'd', long = "max-depth", value_name = "N")]
+    max_depth: Option<usize>,
+    /// Follow every symbolic link.
+    #[arg(short = 'L', long = "dereference")]
+    dereference: bool,
+    /// Skip folders on other file systems.
+    #[arg(short = 'x', long = "one-file-system")]
+    one_file_system: bool,
+    /// Count entries instead of sizes.
+    #[arg(long)]
+    inodes: bool,
+    /// A grand total line.
+    #[arg(short = 'c', long = "total")]
+    total: bool,
+    /// End each line with NUL instead of newline.
+    #[arg(short = '0', long = "null")]
+    null: bool,
+    /// The nested JSON form instead of lines.
+    #[arg(long)]
+    json: bool,
+    /// Folders or files to measure.
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<OsString>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum EngineArg {
+    Reference,
+    Fast,
+}
+
+#[derive(Subcommand, Debug)]
+enum TreesCommand {
+    /// The standard trees and what each is for.
+    List,
+    /// A tree's spec, entry counts and where it comes from.
+    Show { name: String },
+    /// Build a tree into a folder that must not exist yet.
+    Build {
+        name: String,
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+    },
+}
+
+/// Parses the process's arguments and runs the chosen command; returns the exit code.
+pub fn main() -> anyhow::Result<u8> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() {
+                crate::exit::USAGE
+            } else {
+                0
+            };
+            let _ = err.print();
+            return Ok(code);
+        }
+    };
+    match cli.command {
+        Some(Command::Walk(args)) => Ok(walk(args)),
+        Some(Command::Trees(command)) => trees(command),
+        Some(Command::Run(args)) => run(args),
+        None => run(cli.run),
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let request = RunRequest {
+        trees: args.trees,
+        sets: args.sets,
+        reference: args.reference,
+        candidate: args.candidate,
+        jobs: args.jobs,
+        timeout: std::time::Duration::try_from_secs_f64(args.timeout)
+            .map_err(|_| anyhow::anyhow!("--timeout {}: not a number of seconds", args.timeout))?,
+        json: args.json,
+    };
+    config::run(request)
+}
+
+fn walk(args: WalkArgs) -> u8 {
+    let engine = match args.engine {
+        EngineArg::Reference => Engine::Reference,
+        EngineArg::Fast => Engine::Fast,
+    };
+    let unit = if args.inodes {
+        Unit::Inodes
+    } else if args.bytes {
+        Unit::ApparentBytes
+    } else if args.apparent_size {
+        Unit::ApparentBlocks
+    } else {
+        Unit::DiskBlocks
+    };
+    if args.summarize && args.all {
+        eprintln!("eqcheck walk: cannot both summarize and show all entries");
+        return 1;
+    }
+    if args.summarize && args.max_depth.is_some_and(|d| d != 0) {
+        eprintln!(
+            "eqcheck walk: warning: summarizing conflicts with --max-depth={}",
+            args.max_depth.unwrap_or(0)
+        );
+        return 1;
+    }
+    let du = DuOptions {
+        unit,
+        all: args.all,
+        max_depth: if args.summarize {
+            Some(0)
+        } else {
+            args.max_depth
+        },
+        total: args.total,
+        null: args.null,
+        follow_symlinks: args.dereference,
+        one_file_system: args.one_file_system,
+    };
+    let list = ListOptions {
+        follow_symlinks: args.dereference,
+        one_file_system: args.one_file_system,
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    crate::walk::command(
+        engine,
+        &args.paths,
+        list,
+        &du,
+        args.json,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    )
+}
+
+fn trees(command: TreesCommand) -> anyhow::Result<u8> {
+    let mut out = std::io::stdout().lock();
+    match command {
+        TreesCommand::List => crate::fixtures::write_list(&mut out)?,
+        TreesCommand::Show { name } => crate::fixtures::write_show(&name, &mut out)?,
+        TreesCommand::Build { name, into } => {
+            crate::fixtures::build_named(&name, &into)?;
+            writeln!(out, "{}", into.display())?;
+        }
+    }
+    Ok(crate::exit::ALL_EQUAL)
+}

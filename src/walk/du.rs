@@ -1,0 +1,356 @@
+//! GNU du's accounting and output over a listed tree.
+//!
+//! The visit runs serially in the order the OS listed each folder, so a hard-linked
+//! file is counted at the first place a depth-first walk meets it, as du counts it,
+//! whichever engine listed the tree and however many threads it used. What is
+//! counted once follows du 9: files with more than one link always; folders too when
+//! there is more than one operand; every entry with `-L`. Output lines then come
+//! post-order with children sorted by name bytes, and error messages sorted by path,
+//! so two engines over one on-disk tree print the same bytes.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+
+use super::quote::quote;
+use super::stat::{os_message, FileKind, StatFields};
+use super::{Contents, Entry, Identity, StatError};
+
+/// What a size line counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    /// Disk usage (`st_blocks`), printed in 1024-byte blocks rounded up.
+    #[default]
+    DiskBlocks,
+    /// `--apparent-size`: bytes, printed in 1024-byte blocks rounded up.
+    ApparentBlocks,
+    /// `-b`: apparent bytes, printed as they are.
+    ApparentBytes,
+    /// `--inodes`: entries counted.
+    Inodes,
+}
+
+/// The flags that shape accounting and output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DuOptions {
+    pub unit: Unit,
+    /// `-a`: print files as well as folders.
+    pub all: bool,
+    /// `-d N` (`-s` is depth 0): print nothing deeper than this.
+    pub max_depth: Option<usize>,
+    /// `-c`: a final `total` line.
+    pub total: bool,
+    /// `-0`: end lines with NUL instead of newline.
+    pub null: bool,
+    /// `-L`: count every entry once by identity.
+    pub follow_symlinks: bool,
+    /// `-x`: leave out entries on another device than their operand.
+    pub one_file_system: bool,
+}
+
+/// One counted entry with its total and its counted children.
+#[derive(Debug)]
+pub struct Node {
+    /// The entry's own name (the operand for a root), used to sort siblings.
+    pub name: OsString,
+    /// The path as printed.
+    pub path: OsString,
+    pub is_dir: bool,
+    pub depth: usize,
+    /// Bytes, 512-byte-block bytes or entries, according to the unit.
+    pub amount: u64,
+    pub children: Vec<Node>,
+}
+
+/// The result of accounting: counted roots and du-style error messages.
+#[derive(Debug, Default)]
+pub struct Accounted {
+    pub roots: Vec<Node>,
+    /// Messages without the program prefix, e.g. `cannot read directory 'r/x': Permission denied`.
+    pub errors: Vec<(OsString, String)>,
+}
+
+impl Accounted {
+    pub fn grand_total(&self) -> u64 {
+        self.roots.iter().map(|r| r.amount).sum()
+    }
+}
+
+/// Visits the listed operands in the OS's order and counts them as du does.
+pub fn account(operands: &[Entry], options: &DuOptions) -> Accounted {
+    let mut listed_elsewhere = HashMap::new();
+    if options.follow_symlinks {
+        for root in operands {
+            index_listings(root, &mut listed_elsewhere);
+        }
+    }
+    let mut visit = Visit {
+        options,
+        count_dirs_once: options.follow_symlinks || operands.len() > 1,
+        seen: HashSet::new(),
+        listings: listed_elsewhere,
+        out: Accounted::default(),
+    };
+    for root in operands {
+        let path = display_root(&root.name);
+        let root_dev = root.stat.as_ref().ok().and_then(|s| s.dev).map(|d| d.value);
+        if let Some(node) = visit.entry(root, path, 0, root_dev) {
+            visit.out.roots.push(node);
+        }
+    }
+    visit
+        .out
+        .errors
+        .sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+    visit.out
+}
+
+/// Where each folder's listing is, by identity, for `Contents::Elsewhere`.
+fn index_listings<'a>(entry: &'a Entry, index: &mut HashMap<Identity, &'a [Entry]>) {
+    if let Contents::Listed { entries, .. } = &entry.contents {
+        if let Some(id) = entry.stat.as_ref().ok().and_then(StatFields::identity) {
+            index.insert(id, entries);
+        }
+        for child in entries {
+            index_listings(child, index);
+        }
+    }
+}
+
+struct Visit<'a> {
+    options: &'a DuOptions,
+    count_dirs_once: bool,
+    seen: HashSet<Identity>,
+    listings: HashMap<Identity, &'a [Entry]>,
+    out: Accounted,
+}
+
+impl<'a> Visit<'a> {
+    fn entry(
+        &mut self,
+        entry: &'a Entry,
+        path: OsString,
+        depth: usize,
+        root_dev: Option<u64>,
+    ) -> Option<Node> {
+        let stat = match &entry.stat {
+            Ok(stat) => stat,
+            Err(StatError::DanglingLink) => {
+                let message = format!("cannot access {}", quote(&path));
+                self.out.errors.push((path, message));
+                return None;
+            }
+            Err(StatError::Io(err)) => {
+                let message = format!("cannot access {}: {}", quote(&path), os_message(err));
+                self.out.errors.push((path, message));
+                return None;
+            }
+        };
+        if self.options.one_file_system && depth > 0 {
+            if let (Some(root), Some(dev)) = (root_dev, stat.dev) {
+                if root != dev.value {
+                    return None;
+                }
+            }
+        }
+        let is_dir = stat.kind == FileKind::Dir;
+        let count_once = if is_dir {
+            self.count_dirs_once
+        } else {
+            self.options.follow_symlinks || stat.may_have_other_links()
+        };
+        let id = stat.identity();
+        if count_once {
+            if let Some(id) = id {
+                if !self.seen.insert(id) {
+                    return None;
+                }
+            }
+        }
+        let mut node = Node {
+            name: entry.name.clone(),
+            path,
+            is_dir,
+            depth,
+            amount: amount_of(stat, self.options.unit),
+            children: Vec::new(),
+        };
+        let (entries, error): (&'a [Entry], Option<&'a io::Error>) = match &entry.contents {
+            Contents::None => (&[], None),
+            Contents::Listed { entries, error } => (entries, error.as_ref()),
+            Contents::Elsewhere => (
+                id.and_then(|id| self.listings.get(&id).copied())
+                    .unwrap_or(&[]),
+                None,
+            ),
+        };
+        for child in entries {
+            let child_path = join(&node.path, &child.name);
+            if let Some(counted) = self.entry(child, child_path, depth + 1, root_dev) {
+                node.amount += counted.amount;
+                node.children.push(counted);
+            }
+        }
+        if let Some(err) = error {
+            let message = format!(
+                "cannot read directory {}: {}",
+                quote(&node.path),
+                os_message(err)
+            );
+            self.out.errors.push((node.path.clone(), message));
+        }
+        Some(node)
+    }
+}
+
+/// What one entry adds, in the unit's measure.
+fn amount_of(stat: &StatFields, unit: Unit) -> u64 {
+    match unit {
+        Unit::Inodes => 1,
+        Unit::ApparentBlocks | Unit::ApparentBytes => stat.size.map_or(0, |s| s.value),
+        // Where the platform cannot say what is allocated, apparent size is the best
+        // estimate there is; on Unix both engines always know st_blocks.
+        Unit::DiskBlocks => match stat.blocks {
+            Some(blocks) => blocks.value * 512,
+            None => stat.size.map_or(0, |s| s.value),
+        },
+    }
+}
+
+/// An operand as du prints it: trailing slashes folded into one.
+fn display_root(operand: &OsStr) -> OsString {
+    let bytes = operand.as_encoded_bytes();
+    let slashes = bytes.iter().rev().take_while(|&&b| b == b'/').count();
+    if slashes <= 1 {
+        return operand.to_os_string();
+    }
+    os_from_bytes(&bytes[..bytes.len() - slashes + 1])
+}
+
+#[cfg(unix)]
+fn os_from_bytes(bytes: &[u8]) -> OsString {
+    use std::os::unix::ffi::OsStrExt;
+    OsStr::from_bytes(bytes).to_os_string()
+}
+
+/// Elsewhere an operand with doubled trailing slashes is folded lossily; the cut is
+/// after an ASCII '/', so a well-formed name stays as it was.
+#[cfg(not(unix))]
+fn os_from_bytes(bytes: &[u8]) -> OsString {
+    OsString::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// `parent/name`, without doubling a slash the parent already ends with.
+fn join(parent: &OsStr, name: &OsStr) -> OsString {
+    let mut path = parent.to_os_string();
+    if !parent.as_encoded_bytes().ends_with(b"/") {
+        path.push("/");
+    }
+    path.push(name);
+    path
+}
+
+/// The number a line prints for an amount.
+pub fn shown(amount: u64, unit: Unit) -> u64 {
+    match unit {
+        Unit::DiskBlocks | Unit::ApparentBlocks => amount.div_ceil(1024),
+        Unit::ApparentBytes | Unit::Inodes => amount,
+    }
+}
+
+/// Writes du's lines: post-order, siblings sorted by name bytes.
+pub fn write_text(
+    accounted: &Accounted,
+    options: &DuOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let end: &[u8] = if options.null { b"\0" } else { b"\n" };
+    for root in &accounted.roots {
+        write_node(root, options, end, out)?;
+    }
+    if options.total {
+        write!(
+            out,
+            "{}\ttotal",
+            shown(accounted.grand_total(), options.unit)
+        )?;
+        out.write_all(end)?;
+    }
+    Ok(())
+}
+
+fn write_node(node: &Node, options: &DuOptions, end: &[u8], out: &mut dyn Write) -> io::Result<()> {
+    if options.max_depth.is_some_and(|max| node.depth >= max) {
+        // Nothing below this depth is printed; skip sorting and visiting it.
+    } else {
+        for child in sorted(&node.children) {
+            write_node(child, options, end, out)?;
+        }
+    }
+    if is_printed(node, options) {
+        write!(out, "{}\t", shown(node.amount, options.unit))?;
+        out.write_all(node.path.as_encoded_bytes())?;
+        out.write_all(end)?;
+    }
+    Ok(())
+}
+
+fn is_printed(node: &Node, options: &DuOptions) -> bool {
+    let shallow_enough = options.max_depth.map_or(true, |max| node.depth <= max);
+    shallow_enough && (node.is_dir || options.all || node.depth == 0)
+}
+
+fn sorted(children: &[Node]) -> Vec<&Node> {
+    let mut list: Vec<&Node> = children.iter().collect();
+    list.sort_by(|a, b| a.name.as_encoded_bytes().cmp(b.name.as_encoded_bytes()));
+    list
+}
+
+/// The nested `--json` form: `{"name", "size", "children"}` per printed entry, in the
+/// same order and with the same depth and `-a` rules as the text form.
+pub fn to_json(accounted: &Accounted, options: &DuOptions) -> serde_json::Value {
+    let roots: Vec<serde_json::Value> = accounted
+        .roots
+        .iter()
+        .filter(|r| is_printed(r, options))
+        .map(|r| node_json(r, options))
+        .collect();
+    let unit = match options.unit {
+        Unit::DiskBlocks => "disk-1k-blocks",
+        Unit::ApparentBlocks => "apparent-1k-blocks",
+        Unit::ApparentBytes => "apparent-bytes",
+        Unit::Inodes => "inodes",
+    };
+    let mut doc = serde_json::json!({ "version": 1, "unit": unit, "roots": roots });
+    if options.total {
+        doc["total"] = shown(accounted.grand_total(), options.unit).into();
+    }
+    doc
+}
+
+fn node_json(node: &Node, options: &DuOptions) -> serde_json::Value {
+    let mut value = serde_json::json!({
+        "name": node.path.to_string_lossy(),
+        "size": shown(node.amount, options.unit),
+    });
+    if node.path.to_str().is_none() {
+        value["name_bytes"] = node.path.as_encoded_bytes().to_vec().into();
+    }
+    if node.is_dir {
+        let children: Vec<serde_json::Value> = sorted(&node.children)
+            .into_iter()
+            .filter(|c| is_printed(c, options))
+            .map(|c| node_json(c, options))
+            .collect();
+        value["children"] = children.into();
+    }
+    value
+}
+
+/// Writes the error messages with a program prefix, one per line.
+pub fn write_errors(accounted: &Accounted, prefix: &str, out: &mut dyn Write) -> io::Result<()> {
+    for (_, message) in &accounted.errors {
+        writeln!(out, "{prefix}: {message}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! The built-in subject: a du-compatible walker with two listing engines.
+//!
+//! A walk has two halves. An engine lists the operands into a tree of [`Entry`]
+//! values, each with its stat fields and, for folders, its children in the order the
+//! OS listed them. The accounting in [`du`] then visits that tree serially, in the
+//! OS's order, counting each hard-linked file where GNU du counts it (the first place
+//! a depth-first walk meets it), and renders lines in a deterministic order. The
+//! engines differ only in how they list, which is exactly what a bulk-listing rewrite
+//! changes; GNU du is the independent check on the accounting.
+
+pub mod du;
+mod fast;
+mod quote;
+mod reference;
+pub mod stat;
+
+use std::ffi::OsString;
+use std::io;
+
+pub use stat::{FileKind, StatFields};
+
+/// Which listing engine to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// `std::fs::read_dir` plus a full-path stat per entry, serial: the oracle.
+    Reference,
+    /// The platform's fastest listing, in parallel.
+    Fast,
+}
+
+/// What an engine must know to list: which links to follow and where to stop.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListOptions {
+    /// `-L`: stat through symlinks and descend into linked folders.
+    pub follow_symlinks: bool,
+    /// `-x`: do not descend into folders on another device than their operand.
+    pub one_file_system: bool,
+}
+
+/// Why an entry has no stat fields.
+#[derive(Debug)]
+pub enum StatError {
+    /// With `-L`, a symlink whose target does not exist (GNU du names no reason).
+    DanglingLink,
+    Io(io::Error),
+}
+
+/// One listed entry. For an operand, `name` is the operand as given.
+#[derive(Debug)]
+pub struct Entry {
+    pub name: OsString,
+    pub stat: Result<StatFields, StatError>,
+    pub contents: Contents,
+}
+
+/// What is known of an entry's children.
+#[derive(Debug)]
+pub enum Contents {
+    /// Not a folder, or a folder the engine was told not to enter (`-x`).
+    None,
+    /// The folder's entries in the order the OS listed them, and the error that cut
+    /// the listing short (open or read failure), if any.
+    Listed {
+        entries: Vec<Entry>,
+        error: Option<io::Error>,
+    },
+    /// With `-L`, this folder (same device and inode) is listed at another place in
+    /// the tree; each folder is listed once, which also ends symlink loops.
+    Elsewhere,
+}
+
+/// Lists every operand with the chosen engine.
+pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<Entry> {
+    match engine {
+        Engine::Reference => reference::list(operands, options),
+        Engine::Fast => fast::list(operands, options),
+    }
+}
+
+/// The key under which a folder is listed only once when links are followed.
+pub(crate) type Identity = (u64, u64);
+
+/// Shared by the engines: whether an entry with these fields is a folder to enter,
+/// given the device of its operand.
+pub(crate) fn should_descend(
+    stat: &StatFields,
+    root_dev: Option<u64>,
+    options: ListOptions,
+) -> bool {
+    if stat.kind != FileKind::Dir {
+        return false;
+    }
+    if options.one_file_system {
+        if let (Some(root), Some(dev)) = (root_dev, stat.dev) {
+            return root == dev.value;
+        }
+    }
+    true
+}
+
+/// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code
+/// (1 when any entry could not be read, after printing everything else).
+pub fn command(
+    engine: Engine,
+    operands: &[OsString],
+    list_options: ListOptions,
+    du_options: &du::DuOptions,
+    json: bool,
+    stdout: &mut dyn io::Write,
+    stderr: &mut dyn io::Write,
+) -> u8 {
+    let listed = list(engine, operands, list_options);
+    let accounted = du::account(&listed, du_options);
+    let written = if json {
+        serde_json::to_writer_pretty(&mut *stdout, &du::to_json(&accounted, du_options))
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(stdout))
+    } else {
+        du::write_text(&accounted, du_options, stdout)
+    };
+    let _ = du::write_errors(&accounted, "eqcheck walk", stderr);
+    if let Err(err) = written.and_then(|()| stdout.flush()) {
+        if err.kind() != io::ErrorKind::BrokenPipe {
+            let _ = writeln!(
+                stderr,
+                "eqcheck walk: write error: {}",
+                stat::os_message(&err)
+            );
+        }
+        return 1;
+    }
+    if accounted.errors.is_empty() {
+        0
+    } else {
+        1
+    }
+}
