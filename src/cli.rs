@@ -157,7 +157,15 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             .map_err(|_| anyhow::anyhow!("--timeout {}: not a number of seconds", args.timeout))?,
         json: args.json,
     };
-    config::run(request)
+    let matrix = config::resolve(&request)?;
+    let outcome = crate::matrix::run(&matrix)?;
+    crate::report::text::write(&outcome, &mut std::io::stdout().lock())?;
+    if let Some(path) = &request.json {
+        let mut out = crate::report::destination(path)
+            .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?;
+        crate::report::json::write(&outcome, &mut out)?;
+    }
+    Ok(outcome.exit_code())
 }
 
 fn walk(args: WalkArgs) -> u8 {

@@ -1,13 +1,177 @@
-//! placeholder
+//! Resolves what the user asked for into a [`Matrix`]: arms split shell-word style
+//! and checked to exist, trees by name or path, flag sets by group or file. It
+//! spawns nothing; every mistake it finds is a usage error (exit 2) naming the flag,
+//! file or program.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::fixtures;
+use crate::flagset::{self, FlagSetFile};
+use crate::matrix::plan::Arm;
+use crate::matrix::{Matrix, TreeSource};
+
+/// The run options as the command line gave them.
+#[derive(Debug, Default)]
 pub struct RunRequest {
     pub trees: Vec<String>,
     pub sets: String,
     pub reference: Option<String>,
     pub candidate: Option<String>,
     pub jobs: Option<usize>,
-    pub timeout: std::time::Duration,
-    pub json: Option<std::path::PathBuf>,
+    pub timeout: Duration,
+    pub json: Option<PathBuf>,
 }
-pub fn run(_r: RunRequest) -> anyhow::Result<u8> {
-    todo!()
+
+/// A mistake in the run's options: exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("--{flag}: cannot split `{text}`: {reason}")]
+    Split {
+        flag: &'static str,
+        text: String,
+        reason: String,
+    },
+    #[error("--{flag}: the command is empty")]
+    EmptyCommand { flag: &'static str },
+    #[error(
+        "--ref and --cand go together: give both, or neither to compare eqcheck's own engines"
+    )]
+    OneArm,
+    #[error("{arm} arm: program `{program}` {why}")]
+    Program {
+        arm: &'static str,
+        program: String,
+        why: String,
+    },
+    #[error("cannot find eqcheck's own executable for the default arms: {0}")]
+    OwnExe(std::io::Error),
+    #[error(transparent)]
+    Tree(#[from] fixtures::FixtureError),
+    #[error(transparent)]
+    FlagSet(#[from] flagset::FlagSetError),
+    #[error("-j must be at least 1")]
+    NoJobs,
+    #[error("--timeout must be more than 0 seconds")]
+    NoTime,
+}
+
+/// Turns the request into a matrix, or says what is wrong with it.
+pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
+    let (reference, candidate) = arms(request)?;
+    let trees = if request.trees.is_empty() {
+        fixtures::STANDARD_TREES
+            .iter()
+            .map(|name| Ok(TreeSource::Spec(fixtures::spec_named(name)?)))
+            .collect::<Result<Vec<_>, ConfigError>>()?
+    } else {
+        request
+            .trees
+            .iter()
+            .map(|t| tree(t))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let (flag_sets, groups) = flag_sets(&request.sets)?;
+    let jobs = match request.jobs {
+        Some(0) => return Err(ConfigError::NoJobs),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if request.timeout.is_zero() {
+        return Err(ConfigError::NoTime);
+    }
+    Ok(Matrix {
+        reference,
+        candidate,
+        trees,
+        flag_sets,
+        groups,
+        jobs,
+        timeout: request.timeout,
+    })
+}
+
+fn arms(request: &RunRequest) -> Result<(Arm, Arm), ConfigError> {
+    match (&request.reference, &request.candidate) {
+        (Some(reference), Some(candidate)) => Ok((arm("ref", reference)?, arm("cand", candidate)?)),
+        (None, None) => {
+            let exe = std::env::current_exe().map_err(ConfigError::OwnExe)?;
+            let exe = exe.to_string_lossy().into_owned();
+            let engine = |name: &str| Arm {
+                command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
+            };
+            Ok((engine("reference"), engine("fast")))
+        }
+        _ => Err(ConfigError::OneArm),
+    }
+}
+
+fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
+    let command = shell_words::split(text).map_err(|e| ConfigError::Split {
+        flag,
+        text: text.to_string(),
+        reason: e.to_string(),
+    })?;
+    let program = command.first().ok_or(ConfigError::EmptyCommand { flag })?;
+    let arm_name = if flag == "ref" {
+        "reference"
+    } else {
+        "candidate"
+    };
+    check_program(program).map_err(|why| ConfigError::Program {
+        arm: arm_name,
+        program: program.clone(),
+        why,
+    })?;
+    Ok(Arm { command })
+}
+
+/// A program named with a path must be a file there; a bare name must be on PATH.
+fn check_program(program: &str) -> Result<(), String> {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return if path.is_file() {
+            Ok(())
+        } else {
+            Err("does not exist (or is not a file)".into())
+        };
+    }
+    let search = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&search).any(|dir| {
+        let candidate = dir.join(program);
+        candidate.is_file() || (cfg!(windows) && candidate.with_extension("exe").is_file())
+    });
+    if found {
+        Ok(())
+    } else {
+        Err("not found on PATH".into())
+    }
+}
+
+fn tree(name: &str) -> Result<TreeSource, ConfigError> {
+    let path = Path::new(name);
+    if path.is_dir() {
+        return Ok(TreeSource::Existing {
+            name: name.trim_end_matches('/').to_string(),
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(TreeSource::Spec(fixtures::spec_named(name)?))
+}
+
+/// `--sets`: a flag-set file by path (every group), or groups of the built-in walk sets.
+fn flag_sets(selector: &str) -> Result<(FlagSetFile, Vec<String>), ConfigError> {
+    let path = Path::new(selector);
+    let file = if path.is_file() || selector.ends_with(".sets") {
+        flagset::load(path)?
+    } else {
+        flagset::builtin("walk").expect("the walk flag sets are built in")
+    };
+    let which = if path.is_file() || selector.ends_with(".sets") {
+        "all"
+    } else {
+        selector
+    };
+    let groups = file.select(which)?.iter().map(|g| g.name.clone()).collect();
+    Ok((file, groups))
 }

@@ -7,7 +7,12 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("eqcheck: {err:#}");
-            ExitCode::from(eqcheck::exit::USAGE)
+            let harness = err.downcast_ref::<eqcheck::matrix::MatrixError>().is_some();
+            ExitCode::from(if harness {
+                eqcheck::exit::HARNESS_FAILURE
+            } else {
+                eqcheck::exit::USAGE
+            })
         }
     }
 }
