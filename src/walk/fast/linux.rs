@@ -4,10 +4,12 @@
 //! operand. Folders are spread over a work-stealing pool; a huge folder's stats are
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
-//! Descriptors: a folder's descriptor stays open while its subfolders are opened
-//! relative to it, so a chain of depth D holds D descriptors at most; the soft limit
-//! is raised to the hard one once per process so that deep trees fit.
+//! Descriptors: a folder with few subfolders opens them and closes itself before
+//! they are listed, so a chain of any depth holds one descriptor at a time; a folder
+//! with many subfolders stays open while the pool works through them. The soft
+//! limit is raised to the hard one once per process all the same.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -28,6 +30,10 @@ const LISTING_BUFFER: usize = 64 * 1024;
 const CHUNKED_FOLDER: usize = 1024;
 /// Entries per chunk when a folder's stats are spread.
 const STAT_CHUNK: usize = 256;
+/// A folder with at most this many subfolders opens them all before closing its
+/// own descriptor. Keeping descriptors few matters beyond the limit: growing the
+/// descriptor table of a multi-threaded process waits for an RCU grace period.
+const OPEN_AHEAD: usize = 16;
 /// Worker stacks are large because the walk recurses once per folder level.
 const WORKER_STACK: usize = 64 * 1024 * 1024;
 
@@ -76,7 +82,7 @@ impl Walker {
         let contents = match &stat {
             Ok(fields) => {
                 let root_dev = fields.dev.map(|d| d.value);
-                self.contents(CWD, operand, fields, root_dev)
+                self.contents(self.open_folder(CWD, operand, fields, root_dev), root_dev)
             }
             Err(_) => Contents::None,
         };
@@ -87,21 +93,23 @@ impl Walker {
         }
     }
 
-    /// Opens and lists one folder relative to its parent's descriptor.
-    fn contents<Fd: AsFd>(
+    /// Opens one folder relative to its parent's descriptor, or says why its
+    /// contents are already settled (not a folder to enter, listed elsewhere, or
+    /// unopenable).
+    fn open_folder<Fd: AsFd>(
         &self,
         parent: Fd,
         name: &OsStr,
         fields: &StatFields,
         root_dev: Option<u64>,
-    ) -> Contents {
+    ) -> Opened {
         if !should_descend(fields, root_dev, self.options) {
-            return Contents::None;
+            return Opened::Settled(Contents::None);
         }
         if self.options.follow_symlinks {
             if let Some(id) = fields.identity() {
                 if !self.listed_once.lock().expect("claims lock").insert(id) {
-                    return Contents::Elsewhere;
+                    return Opened::Settled(Contents::Elsewhere);
                 }
             }
         }
@@ -110,11 +118,18 @@ impl Walker {
             flags |= OFlags::NOFOLLOW;
         }
         match rustix::fs::openat(parent, name, flags, Mode::empty()) {
-            Ok(fd) => self.folder(fd, root_dev),
-            Err(err) => Contents::Listed {
+            Ok(fd) => Opened::Folder(fd),
+            Err(err) => Opened::Settled(Contents::Listed {
                 entries: Vec::new(),
                 error: Some(err.into()),
-            },
+            }),
+        }
+    }
+
+    fn contents(&self, opened: Opened, root_dev: Option<u64>) -> Contents {
+        match opened {
+            Opened::Folder(fd) => self.folder(fd, root_dev),
+            Opened::Settled(contents) => contents,
         }
     }
 
@@ -131,30 +146,80 @@ impl Walker {
         } else {
             names.iter().map(stat_one).collect()
         };
-        let entries = names
-            .into_par_iter()
+        let mut entries: Vec<Entry> = names
+            .into_iter()
             .zip(stats)
-            .map(|((name, _), stat)| {
-                let contents = match &stat {
-                    Ok(fields) => self.contents(&fd, &name, fields, root_dev),
-                    Err(_) => Contents::None,
-                };
-                Entry {
-                    name,
-                    stat,
-                    contents,
-                }
+            .map(|((name, _), stat)| Entry {
+                name,
+                stat,
+                contents: Contents::None,
             })
             .collect();
+        let subfolders: Vec<usize> = (0..entries.len())
+            .filter(|&i| {
+                let stat = &entries[i].stat;
+                stat.as_ref()
+                    .is_ok_and(|s| should_descend(s, root_dev, self.options))
+            })
+            .collect();
+        let open = |i: usize| {
+            let entry = &entries[i];
+            match &entry.stat {
+                Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
+                Err(_) => Opened::Settled(Contents::None),
+            }
+        };
+        let listed: Vec<Contents> = if subfolders.len() <= OPEN_AHEAD {
+            // Open the few subfolders now and close this folder before entering
+            // them, so a chain of any depth holds one descriptor, not one per level.
+            let opened: Vec<Opened> = subfolders.iter().map(|&i| open(i)).collect();
+            drop(fd);
+            if opened.len() > 1 {
+                opened
+                    .into_par_iter()
+                    .map(|o| self.contents(o, root_dev))
+                    .collect()
+            } else {
+                opened
+                    .into_iter()
+                    .map(|o| self.contents(o, root_dev))
+                    .collect()
+            }
+        } else {
+            subfolders
+                .par_iter()
+                .map(|&i| self.contents(open(i), root_dev))
+                .collect()
+        };
+        for (i, contents) in subfolders.into_iter().zip(listed) {
+            entries[i].contents = contents;
+        }
         Contents::Listed { entries, error }
     }
+}
+
+/// A subfolder about to be listed, or the reason it needs no listing.
+enum Opened {
+    Folder(OwnedFd),
+    Settled(Contents),
 }
 
 /// Every name in a folder with its `d_type`, in the order getdents64 returns them,
 /// and the error that cut the listing short.
 fn read_names(fd: &OwnedFd) -> (Vec<(OsString, FileType)>, Option<io::Error>) {
-    let mut buffer = vec![MaybeUninit::<u8>::uninit(); LISTING_BUFFER];
-    let mut dir = RawDir::new(fd, &mut buffer);
+    thread_local! {
+        // Listing finishes before any subfolder is entered, so one buffer per
+        // thread serves every folder that thread lists.
+        static BUFFER: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(vec![MaybeUninit::uninit(); LISTING_BUFFER]);
+    }
+    BUFFER.with_borrow_mut(|buffer| read_names_into(fd, buffer))
+}
+
+fn read_names_into(
+    fd: &OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+) -> (Vec<(OsString, FileType)>, Option<io::Error>) {
+    let mut dir = RawDir::new(fd, buffer);
     let mut names = Vec::new();
     while let Some(item) = dir.next() {
         match item {
