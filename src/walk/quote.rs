@@ -25,33 +25,31 @@ pub fn quote(path: &OsStr) -> String {
             return format!("\"{}\"", String::from_utf8_lossy(bytes));
         }
     }
+    // Printable runs go in '...', other bytes in $'...' segments that follow on
+    // directly, as in 'caf'$'\303\251'.
     let mut out = String::from("'");
-    let mut in_quotes = true;
+    let mut escaping = false;
     for &b in bytes {
-        if printable(b) {
-            if !in_quotes {
-                out.push('\'');
-                in_quotes = true;
+        match (printable(b), escaping) {
+            (true, true) => {
+                out.push_str("''");
+                escaping = false;
             }
-            if b == b'\'' {
-                out.push_str("'\\''");
-            } else {
-                out.push(b as char);
-            }
-        } else {
-            if in_quotes {
+            (false, false) => {
                 out.push_str("'$'");
-            } else {
-                out.push_str("$'");
+                escaping = true;
             }
+            _ => {}
+        }
+        if !printable(b) {
             out.push_str(&escape_byte(b));
-            out.push('\'');
-            in_quotes = false;
+        } else if b == b'\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(b as char);
         }
     }
-    if in_quotes {
-        out.push('\'');
-    }
+    out.push('\'');
     out
 }
 
