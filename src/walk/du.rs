@@ -8,6 +8,7 @@
 //! post-order with children sorted by name bytes, and error messages sorted by path,
 //! so two engines over one on-disk tree print the same bytes.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
@@ -48,36 +49,37 @@ pub struct DuOptions {
     pub one_file_system: bool,
 }
 
-/// One counted entry with its total and its counted children.
+/// One counted entry with its total and its counted children. Names are borrowed
+/// from the listing and paths are put together only when printed, so a deep tree
+/// costs memory in proportion to its entries, not to the sum of its path lengths.
 #[derive(Debug)]
-pub struct Node {
-    /// The entry's own name (the operand for a root), used to sort siblings.
-    pub name: OsString,
-    /// The path as printed.
-    pub path: OsString,
+pub struct Node<'a> {
+    /// The entry's own name; for an operand, the operand as printed.
+    pub name: Cow<'a, OsStr>,
     pub is_dir: bool,
     pub depth: usize,
     /// Bytes, 512-byte-block bytes or entries, according to the unit.
     pub amount: u64,
-    pub children: Vec<Node>,
+    pub children: Vec<Node<'a>>,
 }
 
 /// The result of accounting: counted roots and du-style error messages.
 #[derive(Debug, Default)]
-pub struct Accounted {
-    pub roots: Vec<Node>,
-    /// Messages without the program prefix, e.g. `cannot read directory 'r/x': Permission denied`.
+pub struct Accounted<'a> {
+    pub roots: Vec<Node<'a>>,
+    /// Messages without the program prefix, e.g. `cannot read directory 'r/x': Permission denied`,
+    /// with the path they are about, by which they are sorted.
     pub errors: Vec<(OsString, String)>,
 }
 
-impl Accounted {
+impl Accounted<'_> {
     pub fn grand_total(&self) -> u64 {
         self.roots.iter().map(|r| r.amount).sum()
     }
 }
 
 /// Visits the listed operands in the OS's order and counts them as du does.
-pub fn account(operands: &[Entry], options: &DuOptions) -> Accounted {
+pub fn account<'a>(operands: &'a [Entry], options: &DuOptions) -> Accounted<'a> {
     let mut listed_elsewhere = HashMap::new();
     if options.follow_symlinks {
         for root in operands {
@@ -89,12 +91,12 @@ pub fn account(operands: &[Entry], options: &DuOptions) -> Accounted {
         count_dirs_once: options.follow_symlinks || operands.len() > 1,
         seen: HashSet::new(),
         listings: listed_elsewhere,
+        path: Vec::new(),
         out: Accounted::default(),
     };
     for root in operands {
-        let path = display_root(&root.name);
         let root_dev = root.stat.as_ref().ok().and_then(|s| s.dev).map(|d| d.value);
-        if let Some(node) = visit.entry(root, path, 0, root_dev) {
+        if let Some(node) = visit.entry(root, display_root(&root.name), 0, root_dev) {
             visit.out.roots.push(node);
         }
     }
@@ -117,31 +119,54 @@ fn index_listings<'a>(entry: &'a Entry, index: &mut HashMap<Identity, &'a [Entry
     }
 }
 
-struct Visit<'a> {
-    options: &'a DuOptions,
+struct Visit<'a, 'o> {
+    options: &'o DuOptions,
     count_dirs_once: bool,
     seen: HashSet<Identity>,
     listings: HashMap<Identity, &'a [Entry]>,
-    out: Accounted,
+    /// The names from the operand down to the entry being visited.
+    path: Vec<Cow<'a, OsStr>>,
+    out: Accounted<'a>,
 }
 
-impl<'a> Visit<'a> {
+impl<'a> Visit<'a, '_> {
     fn entry(
         &mut self,
         entry: &'a Entry,
-        path: OsString,
+        name: Cow<'a, OsStr>,
         depth: usize,
         root_dev: Option<u64>,
-    ) -> Option<Node> {
+    ) -> Option<Node<'a>> {
+        self.path.push(name);
+        let node = self.counted(entry, depth, root_dev);
+        let name = self.path.pop().expect("pushed above");
+        node.map(|(is_dir, amount, children)| Node {
+            name,
+            is_dir,
+            depth,
+            amount,
+            children,
+        })
+    }
+
+    /// Counts the entry at the end of `self.path`: whether it is a folder, its total
+    /// and its counted children, or nothing when it is not counted.
+    fn counted(
+        &mut self,
+        entry: &'a Entry,
+        depth: usize,
+        root_dev: Option<u64>,
+    ) -> Option<(bool, u64, Vec<Node<'a>>)> {
         let stat = match &entry.stat {
             Ok(stat) => stat,
-            Err(StatError::DanglingLink) => {
-                let message = format!("cannot access {}", quote(&path));
-                self.out.errors.push((path, message));
-                return None;
-            }
-            Err(StatError::Io(err)) => {
-                let message = format!("cannot access {}: {}", quote(&path), os_message(err));
+            Err(err) => {
+                let path = join_path(&self.path);
+                let message = match err {
+                    StatError::DanglingLink => format!("cannot access {}", quote(&path)),
+                    StatError::Io(err) => {
+                        format!("cannot access {}: {}", quote(&path), os_message(err))
+                    }
+                };
                 self.out.errors.push((path, message));
                 return None;
             }
@@ -167,14 +192,7 @@ impl<'a> Visit<'a> {
                 }
             }
         }
-        let mut node = Node {
-            name: entry.name.clone(),
-            path,
-            is_dir,
-            depth,
-            amount: amount_of(stat, self.options.unit),
-            children: Vec::new(),
-        };
+        let mut amount = amount_of(stat, self.options.unit);
         let (entries, error): (&'a [Entry], Option<&'a io::Error>) = match &entry.contents {
             Contents::None => (&[], None),
             Contents::Listed { entries, error } => (entries, error.as_ref()),
@@ -184,22 +202,28 @@ impl<'a> Visit<'a> {
                 None,
             ),
         };
+        let mut children = Vec::new();
         for child in entries {
-            let child_path = join(&node.path, &child.name);
-            if let Some(counted) = self.entry(child, child_path, depth + 1, root_dev) {
-                node.amount += counted.amount;
-                node.children.push(counted);
+            if let Some(counted) = self.entry(
+                child,
+                Cow::Borrowed(child.name.as_os_str()),
+                depth + 1,
+                root_dev,
+            ) {
+                amount += counted.amount;
+                children.push(counted);
             }
         }
         if let Some(err) = error {
+            let path = join_path(&self.path);
             let message = format!(
                 "cannot read directory {}: {}",
-                quote(&node.path),
+                quote(&path),
                 os_message(err)
             );
-            self.out.errors.push((node.path.clone(), message));
+            self.out.errors.push((path, message));
         }
-        Some(node)
+        Some((is_dir, amount, children))
     }
 }
 
@@ -218,13 +242,13 @@ fn amount_of(stat: &StatFields, unit: Unit) -> u64 {
 }
 
 /// An operand as du prints it: trailing slashes folded into one.
-fn display_root(operand: &OsStr) -> OsString {
+fn display_root(operand: &OsStr) -> Cow<'_, OsStr> {
     let bytes = operand.as_encoded_bytes();
     let slashes = bytes.iter().rev().take_while(|&&b| b == b'/').count();
     if slashes <= 1 {
-        return operand.to_os_string();
+        return Cow::Borrowed(operand);
     }
-    os_from_bytes(&bytes[..bytes.len() - slashes + 1])
+    Cow::Owned(os_from_bytes(&bytes[..bytes.len() - slashes + 1]))
 }
 
 #[cfg(unix)]
@@ -240,13 +264,16 @@ fn os_from_bytes(bytes: &[u8]) -> OsString {
     OsString::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// `parent/name`, without doubling a slash the parent already ends with.
-fn join(parent: &OsStr, name: &OsStr) -> OsString {
-    let mut path = parent.to_os_string();
-    if !parent.as_encoded_bytes().ends_with(b"/") {
-        path.push("/");
+/// The path of the names from an operand down, without doubling a slash the
+/// operand already ends with.
+fn join_path<N: AsRef<OsStr>>(names: &[N]) -> OsString {
+    let mut path = OsString::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 && !path.as_encoded_bytes().ends_with(b"/") {
+            path.push("/");
+        }
+        path.push(name.as_ref());
     }
-    path.push(name);
     path
 }
 
@@ -265,8 +292,9 @@ pub fn write_text(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let end: &[u8] = if options.null { b"\0" } else { b"\n" };
+    let mut path = Vec::new();
     for root in &accounted.roots {
-        write_node(root, options, end, out)?;
+        write_node(root, options, end, &mut path, out)?;
     }
     if options.total {
         write!(
@@ -279,28 +307,35 @@ pub fn write_text(
     Ok(())
 }
 
-fn write_node(node: &Node, options: &DuOptions, end: &[u8], out: &mut dyn Write) -> io::Result<()> {
-    if options.max_depth.is_some_and(|max| node.depth >= max) {
-        // Nothing below this depth is printed; skip sorting and visiting it.
-    } else {
+fn write_node<'n>(
+    node: &'n Node,
+    options: &DuOptions,
+    end: &[u8],
+    path: &mut Vec<&'n OsStr>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    path.push(&node.name);
+    // Nothing below the maximum depth is printed: skip sorting and visiting it.
+    if options.max_depth.is_none_or(|max| node.depth < max) {
         for child in sorted(&node.children) {
-            write_node(child, options, end, out)?;
+            write_node(child, options, end, path, out)?;
         }
     }
     if is_printed(node, options) {
         write!(out, "{}\t", shown(node.amount, options.unit))?;
-        out.write_all(node.path.as_encoded_bytes())?;
+        out.write_all(join_path(path).as_encoded_bytes())?;
         out.write_all(end)?;
     }
+    path.pop();
     Ok(())
 }
 
 fn is_printed(node: &Node, options: &DuOptions) -> bool {
-    let shallow_enough = options.max_depth.map_or(true, |max| node.depth <= max);
+    let shallow_enough = options.max_depth.is_none_or(|max| node.depth <= max);
     shallow_enough && (node.is_dir || options.all || node.depth == 0)
 }
 
-fn sorted(children: &[Node]) -> Vec<&Node> {
+fn sorted<'n, 'a>(children: &'n [Node<'a>]) -> Vec<&'n Node<'a>> {
     let mut list: Vec<&Node> = children.iter().collect();
     list.sort_by(|a, b| a.name.as_encoded_bytes().cmp(b.name.as_encoded_bytes()));
     list
@@ -309,11 +344,12 @@ fn sorted(children: &[Node]) -> Vec<&Node> {
 /// The nested `--json` form: `{"name", "size", "children"}` per printed entry, in the
 /// same order and with the same depth and `-a` rules as the text form.
 pub fn to_json(accounted: &Accounted, options: &DuOptions) -> serde_json::Value {
+    let mut path = Vec::new();
     let roots: Vec<serde_json::Value> = accounted
         .roots
         .iter()
         .filter(|r| is_printed(r, options))
-        .map(|r| node_json(r, options))
+        .map(|r| node_json(r, options, &mut path))
         .collect();
     let unit = match options.unit {
         Unit::DiskBlocks => "disk-1k-blocks",
@@ -328,22 +364,29 @@ pub fn to_json(accounted: &Accounted, options: &DuOptions) -> serde_json::Value 
     doc
 }
 
-fn node_json(node: &Node, options: &DuOptions) -> serde_json::Value {
+fn node_json<'n>(
+    node: &'n Node,
+    options: &DuOptions,
+    path: &mut Vec<&'n OsStr>,
+) -> serde_json::Value {
+    path.push(&node.name);
+    let full = join_path(path);
     let mut value = serde_json::json!({
-        "name": node.path.to_string_lossy(),
+        "name": full.to_string_lossy(),
         "size": shown(node.amount, options.unit),
     });
-    if node.path.to_str().is_none() {
-        value["name_bytes"] = node.path.as_encoded_bytes().to_vec().into();
+    if full.to_str().is_none() {
+        value["name_bytes"] = full.as_encoded_bytes().to_vec().into();
     }
     if node.is_dir {
         let children: Vec<serde_json::Value> = sorted(&node.children)
             .into_iter()
             .filter(|c| is_printed(c, options))
-            .map(|c| node_json(c, options))
+            .map(|c| node_json(c, options, path))
             .collect();
         value["children"] = children.into();
     }
+    path.pop();
     value
 }
 
