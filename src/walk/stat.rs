@@ -79,7 +79,7 @@ impl StatFields {
     /// and also when the link count is unknown, since guessing "one" would count
     /// a hard-linked file twice.
     pub fn may_have_other_links(&self) -> bool {
-        self.nlink.map_or(true, |n| n.value > 1)
+        self.nlink.is_none_or(|n| n.value > 1)
     }
 
     /// Builds the fields from `std::fs::Metadata`, taken by full path.

@@ -1,0 +1,294 @@
+//! `eqcheck run` end to end: the default pair is identical, a planted difference
+//! is caught with its diff, hung and crashing arms are never called equal, and bad
+//! input stops the run with exit 2 and a message naming what is wrong.
+
+use std::path::PathBuf;
+
+use crate::util::{assert_exit, run, temp_dir};
+
+/// The test double built beside eqcheck (tests/support/double.rs).
+fn double() -> String {
+    env!("CARGO_BIN_EXE_eqcheck-double").to_string()
+}
+
+fn eqcheck_walk(engine: &str) -> String {
+    format!("{} walk --engine {engine}", env!("CARGO_BIN_EXE_eqcheck"))
+}
+
+fn json_report(stdout: &[u8]) -> serde_json::Value {
+    // The JSON report goes to stdout after the text report; it starts at the first
+    // line that is a lone `{`.
+    let text = String::from_utf8_lossy(stdout);
+    let start = text
+        .find("\n{\n")
+        .map(|i| i + 1)
+        .expect("a JSON report on stdout");
+    serde_json::from_str(&text[start..]).expect("the JSON report parses")
+}
+
+fn verdicts(report: &serde_json::Value) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            c["verdict"]["kind"]
+                .as_str()
+                .expect("a verdict")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_default_pair_is_identical_on_the_standard_tree() {
+    let out = run(["--json", "-"]);
+    assert_exit(&out, 0);
+    let report = json_report(&out.stdout);
+    let verdicts = verdicts(&report);
+    assert!(verdicts.len() >= 20, "only {} cases\n{out}", verdicts.len());
+    assert!(verdicts.iter().all(|v| v == "identical"), "{out}");
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["trees"][0]["name"], "standard");
+    assert!(report["trees"][0]["counts"]["entries"].as_u64().unwrap() > 20);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| standard |"), "{out}");
+}
+
+#[test]
+fn run_is_also_a_named_subcommand() {
+    let out = run(["run", "--tree", "standard", "--sets", "depth"]);
+    assert_exit(&out, 0);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("cases: 7 identical"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_dropped_line_is_reported_as_differing_with_its_diff() {
+    let cand = format!("{} walk-drop-line 3 --engine fast", double());
+    let out = run([
+        "--ref",
+        &eqcheck_walk("reference"),
+        "--cand",
+        &cand,
+        "--sets",
+        "sizes",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 1);
+    let report = json_report(&out.stdout);
+    assert!(verdicts(&report).iter().all(|v| v == "differs"), "{out}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("stdout differs:"), "{out}");
+    assert!(
+        text.contains("--- reference") && text.contains("+++ candidate"),
+        "{out}"
+    );
+    // The dropped third line of the plain set is `24 {tree}/data` on the standard tree.
+    assert!(text.contains("-24\t{tree}/data"), "{out}");
+    assert!(text.contains("DIFFERENCES FOUND"), "{out}");
+}
+
+#[test]
+fn an_altered_size_is_reported_as_differing() {
+    let cand = format!("{} walk-alter-line 1 --engine fast", double());
+    let out = run([
+        "--ref",
+        &eqcheck_walk("reference"),
+        "--cand",
+        &cand,
+        "--sets",
+        "depth",
+    ]);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("7 differ"), "{out}");
+}
+
+#[test]
+fn hung_arms_time_out_and_are_never_called_identical() {
+    // Both arms would print the same `woke` if they were allowed to finish.
+    let sleeper = format!("{} sleep 30", double());
+    let out = run([
+        "--ref",
+        &sleeper,
+        "--cand",
+        &sleeper,
+        "--sets",
+        "output",
+        "--timeout",
+        "0.3",
+        "-j",
+        "8",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 3);
+    let report = json_report(&out.stdout);
+    assert!(verdicts(&report).iter().all(|v| v == "error"), "{out}");
+    assert_eq!(
+        report["cases"][0]["reference"]["status"]["kind"],
+        "timed-out"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("timed out after 0.3s"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_crashing_candidate_differs_in_its_exit_status() {
+    let cand = format!("{} crash", double());
+    let out = run([
+        "--ref",
+        &eqcheck_walk("reference"),
+        "--cand",
+        &cand,
+        "--sets",
+        "depth",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 1);
+    let report = json_report(&out.stdout);
+    let status = &report["cases"][0]["candidate"]["status"];
+    assert_eq!(status["kind"], "signaled", "{out}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("exit status differs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_tree_placeholder_is_filled_in_and_rewritten_back() {
+    let printer = format!("{} print 'root={{tree}}\\n'", double());
+    let out = run([
+        "--ref", &printer, "--cand", &printer, "--sets", "depth", "--json", "-",
+    ]);
+    assert_exit(&out, 0);
+    let report = json_report(&out.stdout);
+    let argv = report["cases"][0]["reference"]["argv"].as_array().unwrap();
+    let tree = report["trees"][0]["path"].as_str().unwrap();
+    let placed: Vec<&str> = argv
+        .iter()
+        .filter_map(|a| a.as_str())
+        .filter(|a| a.starts_with("root="))
+        .collect();
+    assert_eq!(placed, [format!("root={tree}\\n")], "{out}");
+    // The tree was placed, so it is not appended as well.
+    assert!(!argv.iter().any(|a| a.as_str() == Some(tree)), "{out}");
+}
+
+#[test]
+fn a_missing_binary_is_a_usage_error_that_names_it() {
+    let out = run([
+        "--ref",
+        "no-such-walker -s",
+        "--cand",
+        &eqcheck_walk("fast"),
+    ]);
+    assert_exit(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reference arm: program `no-such-walker` not found on PATH"),
+        "{out}"
+    );
+    let out = run(["--ref", &eqcheck_walk("fast"), "--cand", "./missing/walker"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("candidate arm: program `./missing/walker`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_malformed_flag_set_file_is_a_usage_error_with_file_and_line() {
+    let dir = temp_dir();
+    let file = dir.path().join("broken.sets");
+    std::fs::write(&file, "description = broken\n[g]\n-a\n-d 'unclosed\n").unwrap();
+    let out = run([std::ffi::OsStr::new("--sets"), file.as_os_str()]);
+    assert_exit(&out, 2);
+    let expected = format!(
+        "{}:4: cannot split set: missing closing quote",
+        file.display()
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&expected),
+        "{out}"
+    );
+}
+
+#[test]
+fn unknown_groups_and_trees_are_usage_errors() {
+    let out = run(["--sets", "nonesuch"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no group `nonesuch` (groups: sizes,"),
+        "{out}"
+    );
+    let out = run(["--tree", "nonesuch"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown tree `nonesuch`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_malformed_tree_spec_is_a_usage_error_with_file_and_line() {
+    let dir = temp_dir();
+    let spec = dir.path().join("odd.tree");
+    std::fs::write(&spec, "dir a\nfile a/b size=lots\n").unwrap();
+    let out = run([std::ffi::OsStr::new("--tree"), spec.as_os_str()]);
+    assert_exit(&out, 2);
+    let expected = format!("{}:2: bad size `lots`", spec.display());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&expected),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_tree_given_by_path_is_compared_and_left_as_it_was() {
+    let dir = temp_dir();
+    let root = dir.path().join("given");
+    eqcheck::fixtures::build_named("standard", &root).unwrap();
+    let before = snapshot(&root);
+    let out = run([
+        std::ffi::OsStr::new("--tree"),
+        root.as_os_str(),
+        "--sets".as_ref(),
+        "sizes".as_ref(),
+    ]);
+    assert_exit(&out, 0);
+    assert_eq!(before, snapshot(&root), "the given tree changed");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("given at"),
+        "{out}"
+    );
+}
+
+/// Every path with its type, size and modification time.
+fn snapshot(root: &std::path::Path) -> Vec<(PathBuf, String)> {
+    let mut entries: Vec<(PathBuf, String)> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            (
+                e.path().to_path_buf(),
+                format!(
+                    "{:?} {} {:?}",
+                    meta.file_type(),
+                    meta.len(),
+                    meta.modified().ok()
+                ),
+            )
+        })
+        .collect();
+    entries.sort();
+    entries
+}

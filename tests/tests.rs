@@ -1,0 +1,8 @@
+//! The integration tests, in one binary so the crate is linked once: `util` holds the
+//! helpers that build fresh trees and run the built `eqcheck` binary (printing the
+//! command, folder, exit code, stdout and stderr when a check fails), and each other
+//! module tests one subcommand end to end.
+
+mod run;
+mod util;
+mod walk;

@@ -1,0 +1,526 @@
+//! Helpers the whole integration suite shares: the path of the built binary, a
+//! command runner that pins the environment and, when a check fails, prints the
+//! command, folder, user, exit code, stdout and stderr (after ripgrep's
+//! `tests/util.rs` and fd's `testenv`), fresh fixture trees (named specs and a
+//! seeded random tree with every awkward kind of entry), and what comparing with
+//! GNU du needs.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+/// A run that has not ended by then is killed and fails its test. A safety net
+/// against hangs (a walker looping on a symlink cycle), never a timing assertion.
+const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+/// Variables that change what du or a walker prints; removed from every run.
+const UNPINNED: &str =
+    "BLOCK_SIZE BLOCKSIZE DU_BLOCK_SIZE POSIXLY_CORRECT QUOTING_STYLE TIME_STYLE LANG LANGUAGE";
+
+/// The `eqcheck` binary cargo built for this test run.
+pub fn eqcheck() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_eqcheck"))
+}
+
+/// A command to run: program, arguments (any bytes), folder, extra environment and,
+/// on Unix, the user to run as. `LC_ALL=C` and `TZ=UTC0` are always set.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    program: PathBuf,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    env: Vec<(OsString, OsString)>,
+    user: Option<(u32, u32)>,
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<PathBuf>) -> Cmd {
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: std::env::current_dir().expect("the test process has a folder"),
+            env: Vec::new(),
+            user: None,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Cmd {
+        self.args.push(arg.as_ref().to_os_string());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Cmd {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Cmd {
+        self.cwd = dir.into();
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Cmd {
+        self.env
+            .push((key.as_ref().to_os_string(), value.as_ref().to_os_string()));
+        self
+    }
+
+    /// Runs as this user and group when given (Unix; only a root test process may).
+    pub fn user(mut self, user: Option<(u32, u32)>) -> Cmd {
+        self.user = user;
+        self
+    }
+
+    /// The command line, shell-quoted so it can be pasted to reproduce.
+    pub fn line(&self) -> String {
+        let words = std::iter::once(self.program.as_os_str())
+            .chain(self.args.iter().map(|a| a.as_os_str()));
+        let quoted: Vec<String> = words
+            .map(|w| shell_words::quote(&w.to_string_lossy()).into_owned())
+            .collect();
+        quoted.join(" ")
+    }
+
+    /// Runs to the end with stdin from the null device, capturing both streams.
+    pub fn output(&self) -> Output {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for key in UNPINNED.split(' ') {
+            command.env_remove(key);
+        }
+        command.env("LC_ALL", "C").env("TZ", "UTC0");
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        #[cfg(unix)]
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid);
+        }
+        let line = self.line();
+        let cwd = self.cwd.display();
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run `{line}` in {cwd}: {e}"));
+        let stdout = drain(child.stdout.take().expect("stdout is piped"));
+        let stderr = drain(child.stderr.take().expect("stderr is piped"));
+        let deadline = Instant::now() + HANG_LIMIT;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => sleep(Duration::from_millis(2)),
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("`{line}` did not end within {HANG_LIMIT:?}: killed");
+                }
+                Err(e) => panic!("cannot wait for `{line}`: {e}"),
+            }
+        };
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        Output {
+            command: line,
+            cwd: self.cwd.clone(),
+            user: self.user,
+            code: status.code(),
+            signal,
+            stdout: stdout.join().expect("stdout reader"),
+            stderr: stderr.join().expect("stderr reader"),
+        }
+    }
+}
+
+fn drain(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).expect("read output");
+        bytes
+    })
+}
+
+/// What a run did, with everything needed to reproduce it.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub command: String,
+    pub cwd: PathBuf,
+    pub user: Option<(u32, u32)>,
+    /// None when a signal ended the run.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// At most this many lines of each stream go into a failure message.
+const SHOWN_LINES: usize = 200;
+
+fn write_stream(f: &mut fmt::Formatter<'_>, name: &str, bytes: &[u8]) -> fmt::Result {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    writeln!(f, "--- {name} ({} bytes) ---", bytes.len())?;
+    for line in lines.iter().take(SHOWN_LINES) {
+        writeln!(f, "{}", line.replace('\0', "\\0"))?;
+    }
+    if lines.len() > SHOWN_LINES {
+        writeln!(f, "... {} more lines", lines.len() - SHOWN_LINES)?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "command: {}", self.command)?;
+        writeln!(f, "cwd:     {}", self.cwd.display())?;
+        if let Some((uid, gid)) = self.user {
+            writeln!(f, "user:    {uid}:{gid}")?;
+        }
+        match (self.code, self.signal) {
+            (Some(code), _) => writeln!(f, "exit:    {code}")?,
+            (None, Some(signal)) => writeln!(f, "exit:    killed by signal {signal}")?,
+            (None, None) => writeln!(f, "exit:    unknown")?,
+        }
+        write_stream(f, "stdout", &self.stdout)?;
+        write_stream(f, "stderr", &self.stderr)
+    }
+}
+
+/// Runs the built binary with these arguments from the current folder.
+pub fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
+    Cmd::new(eqcheck()).args(args).output()
+}
+
+/// Panics with the run's full context unless it exited with `code`.
+pub fn assert_exit(out: &Output, code: i32) {
+    if out.code != Some(code) {
+        panic!("expected exit code {code}\n{out}");
+    }
+}
+
+/// One named check of a table-driven test.
+pub type Case = (String, Result<(), String>);
+
+/// Output bytes as text for messages, NULs shown as `\0`.
+pub fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).replace('\0', "\\0")
+}
+
+/// Where two outputs first differ, split into records ending with `end`.
+pub fn first_difference(a: &[u8], b: &[u8], end: u8) -> String {
+    let a: Vec<&[u8]> = a.split(|&x| x == end).collect();
+    let b: Vec<&[u8]> = b.split(|&x| x == end).collect();
+    let at = (0..).find(|&i| a.get(i) != b.get(i)).expect("differ");
+    let show = |line: Option<&&[u8]>| line.map_or("<end>".to_string(), |l| lossy(l));
+    let (x, y) = (show(a.get(at)), show(b.get(at)));
+    format!("record {}: {x:?} vs {y:?}", at + 1)
+}
+
+/// Ok when nothing differs, else the differences followed by both runs in full.
+pub fn report(what: Vec<String>, a: &Output, b: &Output) -> Result<(), String> {
+    if what.is_empty() {
+        return Ok(());
+    }
+    let what = what.join("; ");
+    Err(format!("{what}\n=== first ===\n{a}=== second ===\n{b}"))
+}
+
+/// Ok when two runs agree byte for byte on stdout, stderr and exit; else says what
+/// differs first, with both runs in full.
+pub fn identical(a: &Output, b: &Output, end: u8) -> Result<(), String> {
+    let mut what = Vec::new();
+    if (a.code, a.signal) != (b.code, b.signal) {
+        what.push(format!("exit {:?} vs {:?}", a.code, b.code));
+    }
+    if a.stdout != b.stdout {
+        let at = first_difference(&a.stdout, &b.stdout, end);
+        what.push(format!("stdout {at}"));
+    }
+    if a.stderr != b.stderr {
+        let at = first_difference(&a.stderr, &b.stderr, b'\n');
+        what.push(format!("stderr {at}"));
+    }
+    report(what, a, b)
+}
+
+/// Panics listing every failed case, so one run shows the whole picture.
+pub fn all_pass(cases: Vec<Case>) {
+    let total = cases.len();
+    let failed: Vec<String> = cases
+        .into_iter()
+        .filter_map(|(name, result)| Some(format!("## case {name}: {}", result.err()?)))
+        .collect();
+    let count = failed.len();
+    if count > 0 {
+        panic!("{count} of {total} failed:\n\n{}", failed.join("\n"));
+    }
+}
+
+/// A standard tree from `trees/`, built fresh; removed when dropped.
+pub fn built_tree(name: &str) -> eqcheck::fixtures::BuiltTree {
+    let spec = eqcheck::fixtures::spec_named(name).unwrap_or_else(|e| panic!("{e}"));
+    eqcheck::fixtures::build_temp(&spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A fresh temp folder with mode 0755 (tempfile makes 0700), so that a walker run as
+/// another user can enter it when every folder above it lets others through.
+pub fn temp_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("eqc-")
+        .tempdir()
+        .expect("a temp folder");
+    set_mode(dir.path(), 0o755);
+    dir
+}
+
+#[cfg(unix)]
+pub fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .unwrap_or_else(|e| panic!("chmod {mode:o} {}: {e}", path.display()));
+}
+
+#[cfg(not(unix))]
+pub fn set_mode(_path: &Path, _mode: u32) {}
+
+/// Whether a user other than the owner may search every folder down to `path` and
+/// execute or enter `path` itself.
+#[cfg(unix)]
+pub fn reachable_by_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(path) = path.canonicalize() else {
+        return false;
+    };
+    path.ancestors()
+        .all(|p| fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// Whether the test process runs as root (where mode 000 hides nothing).
+#[cfg(unix)]
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Whether `du` on PATH is GNU du, the third, independent arm.
+pub fn du_available() -> bool {
+    Command::new("du")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"))
+}
+
+/// Splits output into records ending with `end` (newline, or NUL for `-0`) and sorts
+/// them bytewise.
+pub fn sorted_lines(bytes: &[u8], end: u8) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = bytes.split(|&b| b == end).map(<[u8]>::to_vec).collect();
+    if lines.last().is_some_and(Vec::is_empty) {
+        lines.pop();
+    }
+    lines.sort();
+    lines
+}
+
+/// Runs a command and returns the run with its stdout records sorted.
+pub fn run_sorted(cmd: &Cmd, end: u8) -> (Output, Vec<Vec<u8>>) {
+    let out = cmd.output();
+    let lines = sorted_lines(&out.stdout, end);
+    (out, lines)
+}
+
+/// Sizes a walker gets wrong first: empty, one byte, and around a 4 KiB block.
+const EDGE_SIZES: &[u64] = &[0, 1, 4095, 4096, 4097];
+
+/// A seeded random tree in a fresh 0755 temp folder: nested folders (the first at
+/// the root), files of edge and varied sizes (one sparse), hard links across folders
+/// (some with three names), symlinks to files, to folders and to nothing, `up -> ..`
+/// in a subfolder, hidden files, names with spaces, quotes and non-ASCII UTF-8; even
+/// seeds add a `wide` folder of more than 1024 entries (the fast engine chunks those)
+/// and seeds ≡ 1 (mod 3) a self-loop `self -> self`. The same seed gives the same
+/// names, sizes and links on every run.
+#[cfg(unix)]
+pub fn random_tree(seed: u64) -> tempfile::TempDir {
+    let dir = temp_dir();
+    let mut tree = RandomTree {
+        rng: fastrand::Rng::with_seed(seed),
+        root: dir.path().to_path_buf(),
+        dirs: vec![PathBuf::new()],
+        files: Vec::new(),
+        made: 0,
+    };
+    tree.build(seed)
+        .unwrap_or_else(|e| panic!("random tree {seed} in {}: {e}", dir.path().display()));
+    dir
+}
+
+#[cfg(unix)]
+struct RandomTree {
+    rng: fastrand::Rng,
+    root: PathBuf,
+    /// Folders made, relative to the root (the root is the empty path).
+    dirs: Vec<PathBuf>,
+    /// Regular files made, relative to the root.
+    files: Vec<PathBuf>,
+    /// Names made so far, which keeps every name unique.
+    made: usize,
+}
+
+#[cfg(unix)]
+impl RandomTree {
+    fn build(&mut self, seed: u64) -> io::Result<()> {
+        for _ in 0..self.rng.usize(6..14) {
+            // The first pick can only be the root: every tree has a top-level folder.
+            let parent = self.pick_dir(|d| d.components().count() < 5);
+            let rel = parent.join(self.name("d"));
+            fs::create_dir(self.root.join(&rel))?;
+            self.dirs.push(rel);
+        }
+        for &size in EDGE_SIZES {
+            let dir = self.pick_dir(|_| true);
+            self.file(&dir, size)?;
+        }
+        for _ in 0..self.rng.usize(15..40) {
+            let dir = self.pick_dir(|_| true);
+            let size = match self.rng.u8(..10) {
+                0..=5 => self.rng.u64(0..9000),
+                6..=8 => EDGE_SIZES[self.rng.usize(..EDGE_SIZES.len())],
+                _ => self.rng.u64(100_000..700_000),
+            };
+            self.file(&dir, size)?;
+        }
+        let dir = self.pick_dir(|_| true);
+        let hidden = dir.join(format!(".hidden-{}", self.made));
+        self.write(&hidden, 300)?;
+        let sparse = self.pick_dir(|_| true).join(self.name("sparse"));
+        fs::File::create(self.root.join(&sparse))?.set_len(3 << 20)?;
+        self.files.push(sparse);
+        self.hard_links()?;
+        self.symlinks(seed)?;
+        if seed % 2 == 0 {
+            self.wide()?;
+        }
+        Ok(())
+    }
+
+    /// A unique name: plain, with spaces, hidden, non-ASCII or with a quote.
+    fn name(&mut self, stem: &str) -> String {
+        self.made += 1;
+        let n = self.made;
+        match self.rng.u8(..7) {
+            0 | 1 => format!("{stem}{n}"),
+            2 => format!("{stem} {n} with spaces"),
+            3 => format!(".{stem}{n}"),
+            4 => format!("{stem}-café-{n}"),
+            5 => format!("{stem}'s-ü {n}"),
+            _ => format!("{stem}-日本語 {n}"),
+        }
+    }
+
+    fn pick_dir(&mut self, fits: impl Fn(&Path) -> bool) -> PathBuf {
+        let fitting: Vec<&PathBuf> = self.dirs.iter().filter(|d| fits(d)).collect();
+        fitting[self.rng.usize(..fitting.len())].clone()
+    }
+
+    fn file(&mut self, dir: &Path, size: u64) -> io::Result<()> {
+        let rel = dir.join(self.name("f"));
+        self.write(&rel, size)
+    }
+
+    /// Random bytes for small files, zeros (still allocated) for large ones.
+    fn write(&mut self, rel: &Path, size: u64) -> io::Result<()> {
+        let mut bytes = vec![0u8; size as usize];
+        if size < 16_384 {
+            self.rng.fill(&mut bytes);
+        }
+        fs::File::create(self.root.join(rel))?.write_all(&bytes)?;
+        self.files.push(rel.to_path_buf());
+        Ok(())
+    }
+
+    /// Second names in other folders; the first two files get a third name.
+    fn hard_links(&mut self) -> io::Result<()> {
+        for i in 0..self.rng.usize(3..7) {
+            let target = self.files[self.rng.usize(..self.files.len())].clone();
+            for _ in 0..1 + usize::from(i < 2) {
+                let parent = target.parent().unwrap_or(Path::new("")).to_path_buf();
+                let dir = self.pick_dir(|d| d != parent);
+                let link = dir.join(self.name("hl"));
+                fs::hard_link(self.root.join(&target), self.root.join(link))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn symlinks(&mut self, seed: u64) -> io::Result<()> {
+        for _ in 0..3 {
+            let target = self.files[self.rng.usize(..self.files.len())].clone();
+            self.symlink_to(&target, "ln-file")?;
+        }
+        for _ in 0..2 {
+            let target = self.pick_dir(|d| d.components().count() > 0);
+            self.symlink_to(&target, "ln-dir")?;
+        }
+        for _ in 0..2 {
+            let dir = self.pick_dir(|_| true);
+            let link = dir.join(self.name("ln-nothing"));
+            std::os::unix::fs::symlink("no/such/place", self.root.join(link))?;
+        }
+        let dir = self.pick_dir(|d| d.components().count() > 0);
+        std::os::unix::fs::symlink("..", self.root.join(dir.join("up")))?;
+        if seed % 3 == 1 {
+            let dir = self.pick_dir(|_| true);
+            std::os::unix::fs::symlink("self", self.root.join(dir.join("self")))?;
+        }
+        Ok(())
+    }
+
+    /// A symlink in a random folder to `target`, written relative to the link.
+    fn symlink_to(&mut self, target: &Path, stem: &str) -> io::Result<()> {
+        let dir = self.pick_dir(|_| true);
+        let up: PathBuf = dir.components().map(|_| "..").collect();
+        let relative = up.join(target);
+        let link = dir.join(self.name(stem));
+        std::os::unix::fs::symlink(relative, self.root.join(link))
+    }
+
+    /// More than 1024 entries in one folder: mostly empty files, some with content,
+    /// a few subfolders, hard links to files elsewhere and a symlink.
+    fn wide(&mut self) -> io::Result<()> {
+        let wide = PathBuf::from("wide");
+        fs::create_dir(self.root.join(&wide))?;
+        let count = 1025 + self.rng.usize(0..700);
+        for i in 0..count {
+            let rel = wide.join(format!("w-{i:05}{}", if i % 7 == 0 { "-é" } else { "" }));
+            match i % 97 {
+                0 => {
+                    let size = self.rng.u64(1..6000);
+                    self.write(&rel, size)?;
+                }
+                1 => {
+                    fs::create_dir(self.root.join(&rel))?;
+                    self.write(&rel.join("inner"), 5000)?;
+                }
+                2 => {
+                    let target = self.files[self.rng.usize(..self.files.len())].clone();
+                    fs::hard_link(self.root.join(target), self.root.join(&rel))?;
+                }
+                3 => std::os::unix::fs::symlink("w-00002", self.root.join(&rel))?,
+                _ => drop(fs::File::create(self.root.join(&rel))?),
+            }
+        }
+        self.dirs.push(wide);
+        Ok(())
+    }
+}
