@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{assert_exit, run, temp_dir};
+use crate::util::{assert_exit, run, temp_dir, Output};
 
 /// The test double built beside eqcheck (tests/support/double.rs).
 fn double() -> String {
@@ -13,6 +13,13 @@ fn double() -> String {
 
 fn eqcheck_walk(engine: &str) -> String {
     format!("{} walk --engine {engine}", env!("CARGO_BIN_EXE_eqcheck"))
+}
+
+/// Runs eqcheck with these two arms and further arguments.
+fn run_pair(reference: &str, candidate: &str, rest: &[&str]) -> Output {
+    let mut args = vec!["--ref", reference, "--cand", candidate];
+    args.extend_from_slice(rest);
+    run(args)
 }
 
 fn json_report(stdout: &[u8]) -> serde_json::Value {
@@ -68,16 +75,11 @@ fn run_is_also_a_named_subcommand() {
 #[test]
 fn a_dropped_line_is_reported_as_differing_with_its_diff() {
     let cand = format!("{} walk-drop-line 3 --engine fast", double());
-    let out = run([
-        "--ref",
+    let out = run_pair(
         &eqcheck_walk("reference"),
-        "--cand",
         &cand,
-        "--sets",
-        "sizes",
-        "--json",
-        "-",
-    ]);
+        &["--sets", "sizes", "--json", "-"],
+    );
     assert_exit(&out, 1);
     let report = json_report(&out.stdout);
     assert!(verdicts(&report).iter().all(|v| v == "differs"), "{out}");
@@ -95,14 +97,7 @@ fn a_dropped_line_is_reported_as_differing_with_its_diff() {
 #[test]
 fn an_altered_size_is_reported_as_differing() {
     let cand = format!("{} walk-alter-line 1 --engine fast", double());
-    let out = run([
-        "--ref",
-        &eqcheck_walk("reference"),
-        "--cand",
-        &cand,
-        "--sets",
-        "depth",
-    ]);
+    let out = run_pair(&eqcheck_walk("reference"), &cand, &["--sets", "depth"]);
     assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("7 differ"), "{out}");
@@ -112,20 +107,20 @@ fn an_altered_size_is_reported_as_differing() {
 fn hung_arms_time_out_and_are_never_called_identical() {
     // Both arms would print the same `woke` if they were allowed to finish.
     let sleeper = format!("{} sleep 30", double());
-    let out = run([
-        "--ref",
+    let out = run_pair(
         &sleeper,
-        "--cand",
         &sleeper,
-        "--sets",
-        "output",
-        "--timeout",
-        "0.3",
-        "-j",
-        "8",
-        "--json",
-        "-",
-    ]);
+        &[
+            "--sets",
+            "output",
+            "--timeout",
+            "0.3",
+            "-j",
+            "8",
+            "--json",
+            "-",
+        ],
+    );
     assert_exit(&out, 3);
     let report = json_report(&out.stdout);
     assert!(verdicts(&report).iter().all(|v| v == "error"), "{out}");
@@ -142,16 +137,11 @@ fn hung_arms_time_out_and_are_never_called_identical() {
 #[test]
 fn a_crashing_candidate_differs_in_its_exit_status() {
     let cand = format!("{} crash", double());
-    let out = run([
-        "--ref",
+    let out = run_pair(
         &eqcheck_walk("reference"),
-        "--cand",
         &cand,
-        "--sets",
-        "depth",
-        "--json",
-        "-",
-    ]);
+        &["--sets", "depth", "--json", "-"],
+    );
     assert_exit(&out, 1);
     let report = json_report(&out.stdout);
     let status = &report["cases"][0]["candidate"]["status"];
@@ -165,9 +155,7 @@ fn a_crashing_candidate_differs_in_its_exit_status() {
 #[test]
 fn the_tree_placeholder_is_filled_in_and_rewritten_back() {
     let printer = format!("{} print 'root={{tree}}\\n'", double());
-    let out = run([
-        "--ref", &printer, "--cand", &printer, "--sets", "depth", "--json", "-",
-    ]);
+    let out = run_pair(&printer, &printer, &["--sets", "depth", "--json", "-"]);
     assert_exit(&out, 0);
     let report = json_report(&out.stdout);
     let argv = report["cases"][0]["reference"]["argv"].as_array().unwrap();
@@ -184,12 +172,7 @@ fn the_tree_placeholder_is_filled_in_and_rewritten_back() {
 
 #[test]
 fn a_missing_binary_is_a_usage_error_that_names_it() {
-    let out = run([
-        "--ref",
-        "no-such-walker -s",
-        "--cand",
-        &eqcheck_walk("fast"),
-    ]);
+    let out = run_pair("no-such-walker -s", &eqcheck_walk("fast"), &[]);
     assert_exit(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
