@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::fixtures::cleanup;
 use crate::outcome::ArmStatus;
 
 /// The environment every arm runs in, and how long it may run.
@@ -107,16 +108,34 @@ fn spawn_and_wait(
             }
         }
     };
-    match handle.wait_timeout(env.timeout) {
+    let pids = handle.pids();
+    for &pid in &pids {
+        cleanup::register_group(pid);
+    }
+    let status = wait_or_kill(&handle, &pids, program, env.timeout);
+    for &pid in &pids {
+        cleanup::forget_group(pid);
+    }
+    status
+}
+
+fn wait_or_kill(
+    handle: &duct::Handle,
+    pids: &[u32],
+    program: &OsString,
+    timeout: Duration,
+) -> ArmStatus {
+    match handle.wait_timeout(timeout) {
         Ok(Some(output)) => status_of(output.status),
         Ok(None) => {
-            for pid in handle.pids() {
-                kill_group(pid);
+            // The arm leads its own process group: kill everything it started.
+            for &pid in pids {
+                cleanup::kill_group(pid);
             }
             let _ = handle.kill();
             let _ = handle.wait();
             ArmStatus::TimedOut {
-                after_secs: env.timeout.as_secs_f64(),
+                after_secs: timeout.as_secs_f64(),
             }
         }
         Err(err) => ArmStatus::SpawnFailed {
@@ -133,17 +152,6 @@ fn own_process_group(command: &mut std::process::Command) {
 
 #[cfg(not(unix))]
 fn own_process_group(_command: &mut std::process::Command) {}
-
-/// Kills the arm and everything it started: the arm leads its own process group.
-#[cfg(unix)]
-fn kill_group(pid: u32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
 
 #[cfg(unix)]
 fn status_of(status: std::process::ExitStatus) -> ArmStatus {

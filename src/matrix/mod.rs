@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::fixtures::{self, TreeSpec};
+use crate::fixtures::{self, cleanup, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
     ArmInfo, ArmRun, CaseOutcome, RunOutcome, TreeCounts, TreeInfo, SCHEMA_VERSION,
@@ -57,10 +57,8 @@ pub enum MatrixError {
 
 /// Runs every case and returns what was found.
 pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
-    let scratch = tempfile::Builder::new()
-        .prefix("eqc-run-")
-        .tempdir()
-        .map_err(MatrixError::Scratch)?;
+    cleanup::on_interrupt_clean_up();
+    let scratch = Scratch::new()?;
     let home = scratch.path().join("home");
     std::fs::create_dir(&home).map_err(MatrixError::Scratch)?;
     let env = ArmEnvironment::pinned(&home, matrix.timeout);
@@ -127,6 +125,35 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
         trees,
         cases,
     })
+}
+
+/// The run's own temp folder (arm output, the arms' HOME), removed at the end or on
+/// interrupt.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, MatrixError> {
+        let dir = tempfile::Builder::new()
+            .prefix("eqc-run-")
+            .tempdir()
+            .map_err(MatrixError::Scratch)?
+            .keep();
+        if !cleanup::register_folder(&dir) {
+            let interrupted = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+            return Err(MatrixError::Scratch(interrupted));
+        }
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = cleanup::remove_registered_folder(&self.0);
+    }
 }
 
 fn run_case(
