@@ -56,15 +56,15 @@ fn the_default_pair_is_identical_on_the_standard_tree() {
     assert!(verdicts.len() >= 20, "only {} cases\n{out}", verdicts.len());
     assert!(verdicts.iter().all(|v| v == "identical"), "{out}");
     assert_eq!(report["schema_version"], 1);
-    assert_eq!(report["trees"][0]["name"], "standard");
+    assert_eq!(report["trees"][0]["name"], "basic");
     assert!(report["trees"][0]["counts"]["entries"].as_u64().unwrap() > 20);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("| standard |"), "{out}");
+    assert!(text.contains("| basic |"), "{out}");
 }
 
 #[test]
 fn run_is_also_a_named_subcommand() {
-    let out = run(["run", "--tree", "standard", "--sets", "depth"]);
+    let out = run(["run", "--tree", "basic", "--sets", "depth"]);
     assert_exit(&out, 0);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("cases: 7 identical"),
@@ -89,7 +89,7 @@ fn a_dropped_line_is_reported_as_differing_with_its_diff() {
         text.contains("--- reference") && text.contains("+++ candidate"),
         "{out}"
     );
-    // The dropped third line of the plain set is `24 {tree}/data` on the standard tree.
+    // The dropped third line of the plain set is `24 {tree}/data` on the basic tree.
     assert!(text.contains("-24\t{tree}/data"), "{out}");
     assert!(text.contains("DIFFERENCES FOUND"), "{out}");
 }
@@ -238,7 +238,7 @@ fn a_malformed_tree_spec_is_a_usage_error_with_file_and_line() {
 fn a_tree_given_by_path_is_compared_and_left_as_it_was() {
     let dir = temp_dir();
     let root = dir.path().join("given");
-    eqcheck::fixtures::build_named("standard", &root).unwrap();
+    eqcheck::fixtures::build_named("basic", &root).unwrap();
     let before = snapshot(&root);
     let out = run([
         std::ffi::OsStr::new("--tree"),

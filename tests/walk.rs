@@ -1,5 +1,5 @@
 //! `eqcheck walk` end to end: the fast engine prints the same bytes as the reference
-//! engine on the standard tree and on seeded random trees, both agree with GNU du
+//! engine on the basic tree and on seeded random trees, both agree with GNU du
 //! (after sorting lines) wherever du is installed, output comes post-order with
 //! children sorted by name bytes, and unreadable folders, symlink loops and mount
 //! points are handled as du handles them. The comparison helpers are themselves
@@ -173,8 +173,8 @@ fn skip_without_du(what: &str) -> bool {
 }
 
 #[test]
-fn fast_equals_reference_on_the_standard_tree() {
-    let tree = built_tree("standard");
+fn fast_equals_reference_on_the_basic_tree() {
+    let tree = built_tree("basic");
     all_pass(engine_cases(FLAG_SETS, &[tree.path()], &me()));
 }
 
@@ -189,9 +189,9 @@ fn fast_equals_reference_on_random_trees() {
 }
 
 #[test]
-fn both_engines_agree_with_du_on_the_standard_tree() {
-    if !skip_without_du("du on the standard tree") {
-        let tree = built_tree("standard");
+fn both_engines_agree_with_du_on_the_basic_tree() {
+    if !skip_without_du("du on the basic tree") {
+        let tree = built_tree("basic");
         all_pass(du_cases(FLAG_SETS, &[tree.path()], &me()));
     }
 }
@@ -212,9 +212,9 @@ fn both_engines_agree_with_du_on_random_trees() {
 /// du counts a folder once across operands, and a hard-linked file operand once.
 #[test]
 fn several_operands_agree_with_du_and_each_other() {
-    let (standard, random) = (built_tree("standard"), random_tree(2));
+    let (basic, random) = (built_tree("basic"), random_tree(2));
     let mut cases = Vec::new();
-    for tree in [standard.path(), random.path()] {
+    for tree in [basic.path(), random.path()] {
         let sub = first_subfolder(tree);
         let mut lists = vec![[tree, sub.as_path()], [&sub, tree], [tree, tree]];
         let linked = tree.join("data/shared.dat");
@@ -462,7 +462,7 @@ fn random_trees_are_deterministic_and_have_what_they_promise() {
 /// what the du comparison may ignore (line order, the program prefix) is ignored.
 #[test]
 fn the_comparisons_catch_planted_differences() {
-    let tree = built_tree("standard");
+    let tree = built_tree("basic");
     let args = ["walk", "--engine", "reference", "-a"].map(OsStr::new);
     let out = run(args.iter().copied().chain([tree.path().as_os_str()]));
     assert_exit(&out, 0);

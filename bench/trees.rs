@@ -1,0 +1,2 @@
+//! Fixture build benchmark (being written).
+fn main() {}
