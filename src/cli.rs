@@ -59,6 +59,18 @@ struct RunArgs {
     /// Write the JSON report here (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// When eqcheck runs as root, run the arms as this user (default: uid/gid 65534).
+    #[arg(long, value_name = "NAME|UID", conflicts_with = "as_root")]
+    as_user: Option<String>,
+    /// When eqcheck runs as root, run the arms as root too (permission fixtures then test nothing).
+    #[arg(long)]
+    as_root: bool,
+    /// How closely each tree is fingerprinted around every arm.
+    #[arg(long, value_name = "metadata|content|off", default_value = "metadata")]
+    guard: String,
+    /// Leave the built trees in place and print where they are.
+    #[arg(long)]
+    keep: bool,
 }
 
 #[derive(Args, Debug)]
@@ -156,9 +168,18 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         timeout: std::time::Duration::try_from_secs_f64(args.timeout)
             .map_err(|_| anyhow::anyhow!("--timeout {}: not a number of seconds", args.timeout))?,
         json: args.json,
+        as_user: args.as_user,
+        as_root: args.as_root,
+        guard: args.guard,
+        keep: args.keep,
     };
     let matrix = config::resolve(&request)?;
-    let outcome = crate::matrix::run(&matrix)?;
+    let outcome = crate::matrix::run(&matrix);
+    crate::fixtures::cleanup::exit_if_interrupted();
+    let outcome = outcome?;
+    for warning in &outcome.warnings {
+        eprintln!("eqcheck: warning: {warning}");
+    }
     crate::report::text::write(&outcome, &mut std::io::stdout().lock())?;
     if let Some(path) = &request.json {
         let mut out = crate::report::destination(path)

@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::fixtures;
+use crate::fixtures::{self, fingerprint};
 use crate::flagset::{self, FlagSetFile};
+use crate::matrix::exec::ArmUser;
 use crate::matrix::plan::Arm;
 use crate::matrix::{Matrix, TreeSource};
 
@@ -21,6 +22,14 @@ pub struct RunRequest {
     pub jobs: Option<usize>,
     pub timeout: Duration,
     pub json: Option<PathBuf>,
+    /// `--as-user NAME|UID`: who the arms run as when eqcheck runs as root.
+    pub as_user: Option<String>,
+    /// `--as-root`: run the arms as root after all.
+    pub as_root: bool,
+    /// `--guard metadata|content|off`.
+    pub guard: String,
+    /// `--keep`: leave built trees in place.
+    pub keep: bool,
 }
 
 /// A mistake in the run's options: exit code 2.
@@ -54,6 +63,14 @@ pub enum ConfigError {
     NoJobs,
     #[error("--timeout must be more than 0 seconds")]
     NoTime,
+    #[error("--as-user {0}: no such user")]
+    NoSuchUser(String),
+    #[error(
+        "--as-user and --as-root need eqcheck to run as root (the arms run as the invoking user)"
+    )]
+    NotRoot,
+    #[error("--guard {0}: expected metadata, content or off")]
+    Guard(String),
 }
 
 /// Turns the request into a matrix, or says what is wrong with it.
@@ -80,6 +97,12 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
     if request.timeout.is_zero() {
         return Err(ConfigError::NoTime);
     }
+    let guard = match request.guard.as_str() {
+        "metadata" => Some(fingerprint::Depth::Metadata),
+        "content" => Some(fingerprint::Depth::Content),
+        "off" => None,
+        other => return Err(ConfigError::Guard(other.to_string())),
+    };
     Ok(Matrix {
         reference,
         candidate,
@@ -88,6 +111,9 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
         groups,
         jobs,
         timeout: request.timeout,
+        user: arm_user(request)?,
+        guard,
+        keep: request.keep,
     })
 }
 
@@ -99,6 +125,7 @@ fn arms(request: &RunRequest) -> Result<(Arm, Arm), ConfigError> {
             let exe = exe.to_string_lossy().into_owned();
             let engine = |name: &str| Arm {
                 command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
+                is_eqcheck: true,
             };
             Ok((engine("reference"), engine("fast")))
         }
@@ -123,7 +150,10 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
         program: program.clone(),
         why,
     })?;
-    Ok(Arm { command })
+    Ok(Arm {
+        command,
+        is_eqcheck: false,
+    })
 }
 
 /// A program named with a path must be a file there; a bare name must be on PATH.
@@ -174,4 +204,59 @@ fn flag_sets(selector: &str) -> Result<(FlagSetFile, Vec<String>), ConfigError> 
     };
     let groups = file.select(which)?.iter().map(|g| g.name.clone()).collect();
     Ok((file, groups))
+}
+
+/// The uid and gid arms run as by default when eqcheck runs as root: `nobody`.
+#[cfg(unix)]
+const UNPRIVILEGED_DEFAULT: u32 = 65534;
+
+/// Who the arms run as: as root, an unprivileged user unless `--as-root`.
+#[cfg(unix)]
+fn arm_user(request: &RunRequest) -> Result<ArmUser, ConfigError> {
+    let uid = rustix::process::geteuid().as_raw();
+    if uid != 0 {
+        return match (request.as_root, &request.as_user) {
+            (false, None) => Ok(ArmUser::Invoker { uid }),
+            _ => Err(ConfigError::NotRoot),
+        };
+    }
+    if request.as_root {
+        return Ok(ArmUser::Root);
+    }
+    let wanted = request
+        .as_user
+        .clone()
+        .unwrap_or_else(|| UNPRIVILEGED_DEFAULT.to_string());
+    let found = match wanted.parse::<u32>() {
+        Ok(uid) => uzers::get_user_by_uid(uid).map_or(
+            ArmUser::Unprivileged {
+                uid,
+                gid: uid,
+                name: format!("uid {uid}"),
+            },
+            |user| unprivileged(&user),
+        ),
+        Err(_) => uzers::get_user_by_name(&wanted)
+            .map(|user| unprivileged(&user))
+            .ok_or(ConfigError::NoSuchUser(wanted))?,
+    };
+    Ok(found)
+}
+
+#[cfg(unix)]
+fn unprivileged(user: &uzers::User) -> ArmUser {
+    ArmUser::Unprivileged {
+        uid: user.uid(),
+        gid: user.primary_group_id(),
+        name: user.name().to_string_lossy().into_owned(),
+    }
+}
+
+/// Elsewhere the arms run as whoever runs eqcheck.
+#[cfg(not(unix))]
+fn arm_user(request: &RunRequest) -> Result<ArmUser, ConfigError> {
+    match (request.as_root, &request.as_user) {
+        (false, None) => Ok(ArmUser::Invoker { uid: 1 }),
+        _ => Err(ConfigError::NotRoot),
+    }
 }

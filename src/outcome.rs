@@ -15,6 +15,10 @@ pub struct RunOutcome {
     pub candidate: ArmInfo,
     /// The flag-set file the sets came from.
     pub flag_sets: String,
+    /// Who the arms ran as.
+    pub arms_ran_as: String,
+    /// Things the reader must know before trusting the verdicts.
+    pub warnings: Vec<String>,
     pub trees: Vec<TreeInfo>,
     pub cases: Vec<CaseOutcome>,
 }
@@ -32,7 +36,11 @@ pub struct TreeInfo {
     pub path: String,
     /// Whether eqcheck built the tree (and removed it afterwards) or was given it.
     pub built: bool,
+    /// A built tree left in place by `--keep`.
+    pub kept: bool,
     pub counts: TreeCounts,
+    /// How many times the tree was fingerprinted to guard it (0 with the guard off).
+    pub fingerprints: usize,
 }
 
 /// Entry counts of a tree, the operand itself included.
@@ -107,6 +115,16 @@ pub enum Verdict {
     Differs,
     /// The case could not be judged (an arm failed to start, timed out, was killed).
     Error { reason: String },
+    /// The tree's fingerprint moved while the arms ran: the outputs describe two
+    /// different trees and are not compared.
+    TreeChanged { arm: String, changes: Vec<String> },
+}
+
+impl Verdict {
+    /// Whether the case could not be judged (counted as an error).
+    pub fn is_error(&self) -> bool {
+        matches!(self, Verdict::Error { .. } | Verdict::TreeChanged { .. })
+    }
 }
 
 /// Which output a stream result is about.
@@ -132,11 +150,7 @@ pub struct StreamResult {
 impl RunOutcome {
     /// 3 when any case could not be judged, else 1 when any differs, else 0.
     pub fn exit_code(&self) -> u8 {
-        if self
-            .cases
-            .iter()
-            .any(|c| matches!(c.verdict, Verdict::Error { .. }))
-        {
+        if self.cases.iter().any(|c| c.verdict.is_error()) {
             crate::exit::HARNESS_FAILURE
         } else if self.cases.iter().any(|c| c.verdict == Verdict::Differs) {
             crate::exit::DIFFERENCES

@@ -9,11 +9,39 @@ use std::time::{Duration, Instant};
 use crate::fixtures::cleanup;
 use crate::outcome::ArmStatus;
 
-/// The environment every arm runs in, and how long it may run.
+/// Who the arms run as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArmUser {
+    /// Whoever runs eqcheck, when that is not root.
+    Invoker { uid: u32 },
+    /// Root, because `--as-root` said so: permission fixtures test nothing.
+    Root,
+    /// An unprivileged user, as eqcheck does by default when run as root, so that
+    /// mode 000 and 444 folders deny the arms as they would deny a user.
+    Unprivileged { uid: u32, gid: u32, name: String },
+}
+
+impl ArmUser {
+    pub fn describe(&self) -> String {
+        match self {
+            ArmUser::Invoker { uid } => format!("uid {uid} (the invoking user)"),
+            ArmUser::Root => "root (--as-root)".into(),
+            ArmUser::Unprivileged { uid, gid, name } => format!("{name} (uid {uid}, gid {gid})"),
+        }
+    }
+
+    /// Whether permission fixtures deny these arms anything.
+    pub fn is_root(&self) -> bool {
+        matches!(self, ArmUser::Root) || matches!(self, ArmUser::Invoker { uid: 0 })
+    }
+}
+
+/// The environment every arm runs in, who it runs as, and how long it may run.
 #[derive(Debug, Clone)]
 pub struct ArmEnvironment {
     /// The whole environment: nothing else is inherited.
     pub vars: Vec<(OsString, OsString)>,
+    pub user: ArmUser,
     pub timeout: Duration,
 }
 
@@ -21,7 +49,7 @@ impl ArmEnvironment {
     /// The pinned environment: `LC_ALL=C`, `TZ=UTC0`, an empty `HOME` and
     /// `XDG_CONFIG_HOME`, `NO_COLOR=1`, `TERM=dumb`, no `COLUMNS`; only `PATH` (and
     /// on Windows the variables a process cannot start without) come from outside.
-    pub fn pinned(home: &Path, timeout: Duration) -> ArmEnvironment {
+    pub fn pinned(home: &Path, user: ArmUser, timeout: Duration) -> ArmEnvironment {
         let mut vars: Vec<(OsString, OsString)> = vec![
             ("LC_ALL".into(), "C".into()),
             ("TZ".into(), "UTC0".into()),
@@ -40,7 +68,11 @@ impl ArmEnvironment {
                 vars.push((name.into(), value));
             }
         }
-        ArmEnvironment { vars, timeout }
+        ArmEnvironment {
+            vars,
+            user,
+            timeout,
+        }
     }
 }
 
@@ -96,16 +128,28 @@ fn spawn_and_wait(
         .stderr_path(stderr)
         .full_env(env.vars.iter().cloned())
         .unchecked()
-        .before_spawn(|command| {
-            own_process_group(command);
-            Ok(())
+        .before_spawn({
+            let user = env.user.clone();
+            move |command| {
+                own_process_group(command);
+                run_as(command, &user);
+                Ok(())
+            }
         });
     let handle = match expression.start() {
         Ok(handle) => handle,
         Err(err) => {
+            let hint = match &env.user {
+                ArmUser::Unprivileged { name, .. }
+                    if err.kind() == std::io::ErrorKind::PermissionDenied =>
+                {
+                    format!(" (arms run as {name}: make the program reachable by that user, or pass --as-root)")
+                }
+                _ => String::new(),
+            };
             return ArmStatus::SpawnFailed {
-                error: format!("{}: {err}", program.to_string_lossy()),
-            }
+                error: format!("{}: {err}{hint}", program.to_string_lossy()),
+            };
         }
     };
     let pids = handle.pids();
@@ -152,6 +196,18 @@ fn own_process_group(command: &mut std::process::Command) {
 
 #[cfg(not(unix))]
 fn own_process_group(_command: &mut std::process::Command) {}
+
+/// Drops to the arm user; std also clears supplementary groups when root does this.
+#[cfg(unix)]
+fn run_as(command: &mut std::process::Command, user: &ArmUser) {
+    use std::os::unix::process::CommandExt;
+    if let ArmUser::Unprivileged { uid, gid, .. } = user {
+        command.uid(*uid).gid(*gid);
+    }
+}
+
+#[cfg(not(unix))]
+fn run_as(_command: &mut std::process::Command, _user: &ArmUser) {}
 
 #[cfg(unix)]
 fn status_of(status: std::process::ExitStatus) -> ArmStatus {

@@ -12,12 +12,11 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
+use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::fixtures::{self, cleanup, TreeSpec};
 use crate::flagset::FlagSetFile;
-use crate::outcome::{
-    ArmInfo, ArmRun, CaseOutcome, RunOutcome, TreeCounts, TreeInfo, SCHEMA_VERSION,
-};
-use exec::ArmEnvironment;
+use crate::outcome::{ArmInfo, ArmRun, CaseOutcome, RunOutcome, TreeInfo, Verdict, SCHEMA_VERSION};
+use exec::{ArmEnvironment, ArmUser};
 use plan::{Arm, PlannedCase};
 
 /// Where a tree comes from.
@@ -39,6 +38,11 @@ pub struct Matrix {
     pub groups: Vec<String>,
     pub jobs: usize,
     pub timeout: Duration,
+    pub user: ArmUser,
+    /// How closely trees are guarded while the arms run; `None` turns the guard off.
+    pub guard: Option<fingerprint::Depth>,
+    /// Leave built trees in place and say where.
+    pub keep: bool,
 }
 
 /// A failure of the harness itself (not of an arm): exit code 3.
@@ -48,6 +52,11 @@ pub enum MatrixError {
     Fixture(#[from] fixtures::FixtureError),
     #[error("cannot make the run's scratch folder: {0}")]
     Scratch(std::io::Error),
+    #[error("cannot prepare the run's scratch folder for {user}: {source}")]
+    ForUser {
+        user: String,
+        source: std::io::Error,
+    },
     #[error("cannot start {jobs} worker threads: {source}")]
     Pool {
         jobs: usize,
@@ -61,7 +70,10 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
     let scratch = Scratch::new()?;
     let home = scratch.path().join("home");
     std::fs::create_dir(&home).map_err(MatrixError::Scratch)?;
-    let env = ArmEnvironment::pinned(&home, matrix.timeout);
+    let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
+    let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
+    scratch.hand_over(&home, &matrix.user)?;
+    let env = ArmEnvironment::pinned(&home, matrix.user.clone(), matrix.timeout);
     pin_umask();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(matrix.jobs)
@@ -70,11 +82,18 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
             jobs: matrix.jobs,
             source,
         })?;
+    let arms = Arms {
+        reference: &reference,
+        candidate: &candidate,
+        common: &matrix.flag_sets.common,
+        env: &env,
+    };
 
     let mut trees = Vec::new();
     let mut cases = Vec::new();
+    let mut warnings = Vec::new();
     for (tree_index, source) in matrix.trees.iter().enumerate() {
-        let (name, built) = match source {
+        let (name, mut built) = match source {
             TreeSource::Spec(spec) => (spec.name.clone(), Some(fixtures::build_temp(spec)?)),
             TreeSource::Existing { name, .. } => (name.clone(), None),
         };
@@ -83,34 +102,57 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
             (None, TreeSource::Existing { path, .. }) => path.clone(),
             (None, TreeSource::Spec(_)) => unreachable!("a spec tree is always built"),
         };
-        // Counting reads every folder once, which also settles directory atimes
-        // before the first arm looks.
-        let counts = count_entries(&root);
+        // The first fingerprint reads every folder once, which also settles
+        // directory atimes before the first arm looks.
+        let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
+        if matrix.user.is_root() && baseline.has_permission_fixtures() {
+            warnings.push(format!(
+                "tree {name} has folders or files their owner may not read, but the arms run as {}: those fixtures test nothing",
+                matrix.user.describe()
+            ));
+        }
+        let guard = matrix.guard.map(|depth| Guard {
+            root: &root,
+            depth,
+            baseline: &baseline,
+            first_change: std::sync::Mutex::new(None),
+        });
         let planned = plan::cases_for_tree(&name, &matrix.flag_sets, &matrix.groups);
         let case_dir = scratch.path().join(format!("tree-{tree_index}"));
         std::fs::create_dir(&case_dir).map_err(MatrixError::Scratch)?;
-        let outcomes: Vec<CaseOutcome> = pool.install(|| {
-            planned
-                .par_iter()
-                .enumerate()
-                .map(|(i, case)| {
-                    run_case(
-                        matrix,
-                        &env,
-                        &name,
-                        &root,
-                        case,
-                        &case_dir.join(i.to_string()),
-                    )
-                })
-                .collect()
-        });
+        let one = |(i, case): (usize, &PlannedCase)| {
+            run_case(
+                &arms,
+                guard.as_ref(),
+                &name,
+                &root,
+                case,
+                &case_dir.join(i.to_string()),
+            )
+        };
+        // With one job the cases run in file order, so a tree change is pinned on
+        // the arm that made it.
+        let outcomes: Vec<CaseOutcome> = if matrix.jobs == 1 {
+            planned.iter().enumerate().map(one).collect()
+        } else {
+            pool.install(|| planned.par_iter().enumerate().map(one).collect())
+        };
         cases.extend(outcomes);
+        let kept = matrix.keep && built.is_some();
+        if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
+            tree.keep();
+        }
         trees.push(TreeInfo {
             name,
             path: root.display().to_string(),
             built: built.is_some(),
-            counts,
+            kept,
+            counts: baseline.counts,
+            fingerprints: if matrix.guard.is_some() {
+                1 + 2 * planned.len()
+            } else {
+                1
+            },
         });
     }
     Ok(RunOutcome {
@@ -122,9 +164,54 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
             command: matrix.candidate.command.clone(),
         },
         flag_sets: matrix.flag_sets.file.clone(),
+        arms_ran_as: matrix.user.describe(),
+        warnings,
         trees,
         cases,
     })
+}
+
+/// The two arms as they are run, and what every case shares.
+struct Arms<'a> {
+    reference: &'a Arm,
+    candidate: &'a Arm,
+    common: &'a [String],
+    env: &'a ArmEnvironment,
+}
+
+/// The tree-identity guard of one tree: its fingerprint before any arm ran, and the
+/// first change seen, so later cases can say the tree was already changed.
+struct Guard<'a> {
+    root: &'a Path,
+    depth: fingerprint::Depth,
+    baseline: &'a Fingerprint,
+    first_change: std::sync::Mutex<Option<String>>,
+}
+
+/// Changed paths named per tree-changed case.
+const CHANGES_SHOWN: usize = 10;
+
+impl Guard<'_> {
+    /// After an arm: `Some(verdict)` if the tree no longer matches the baseline.
+    fn check(&self, arm: &str, case: &str) -> Option<Verdict> {
+        let now = fingerprint::take(self.root, self.depth);
+        if now.same_as(self.baseline) {
+            return None;
+        }
+        let mut changes = fingerprint::changes(self.baseline, &now, CHANGES_SHOWN);
+        let mut first = self.first_change.lock().unwrap_or_else(|p| p.into_inner());
+        match &*first {
+            Some(earlier) => changes.insert(
+                0,
+                format!("(the tree was already changed: first seen after {earlier})"),
+            ),
+            None => *first = Some(format!("the {arm} arm of {case}")),
+        }
+        Some(Verdict::TreeChanged {
+            arm: arm.to_string(),
+            changes,
+        })
+    }
 }
 
 /// The run's own temp folder (arm output, the arms' HOME), removed at the end or on
@@ -148,6 +235,66 @@ impl Scratch {
     fn path(&self) -> &Path {
         &self.0
     }
+
+    /// The arm as it will run: eqcheck's own binary is copied into the scratch
+    /// folder when another user runs the arms, since that user may not be able to
+    /// reach the build folder it lives in.
+    fn reachable_arm(&self, arm: &Arm, user: &ArmUser) -> Result<Arm, MatrixError> {
+        if !arm.is_eqcheck || !matches!(user, ArmUser::Unprivileged { .. }) {
+            return Ok(arm.clone());
+        }
+        let copy = self
+            .0
+            .join(format!("eqcheck{}", std::env::consts::EXE_SUFFIX));
+        if !copy.exists() {
+            std::fs::copy(&arm.command[0], &copy).map_err(|source| MatrixError::ForUser {
+                user: user.describe(),
+                source,
+            })?;
+        }
+        let mut command = arm.command.clone();
+        command[0] = copy.to_string_lossy().into_owned();
+        Ok(Arm {
+            command,
+            is_eqcheck: true,
+        })
+    }
+
+    /// Lets the arm user through the scratch folder and gives it the arms' HOME.
+    fn hand_over(&self, home: &Path, user: &ArmUser) -> Result<(), MatrixError> {
+        let failed = |source| MatrixError::ForUser {
+            user: user.describe(),
+            source,
+        };
+        open_to_others(&self.0).map_err(failed)?;
+        give_to(home, user).map_err(failed)
+    }
+}
+
+#[cfg(unix)]
+fn open_to_others(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn open_to_others(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn give_to(path: &Path, user: &ArmUser) -> std::io::Result<()> {
+    if let ArmUser::Unprivileged { uid, gid, .. } = user {
+        use rustix::process::{Gid, Uid};
+        let (uid, gid) = (Uid::from_raw(*uid), Gid::from_raw(*gid));
+        rustix::fs::chown(path, Some(uid), Some(gid)).map_err(std::io::Error::from)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn give_to(_path: &Path, _user: &ArmUser) -> std::io::Result<()> {
+    Ok(())
 }
 
 impl Drop for Scratch {
@@ -157,27 +304,33 @@ impl Drop for Scratch {
 }
 
 fn run_case(
-    matrix: &Matrix,
-    env: &ArmEnvironment,
+    arms: &Arms,
+    guard: Option<&Guard>,
     tree: &str,
     root: &Path,
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
-    let common = &matrix.flag_sets.common;
-    let ref_argv = plan::argv(&matrix.reference, common, &case.set, root);
-    let cand_argv = plan::argv(&matrix.candidate, common, &case.set, root);
+    let ref_argv = plan::argv(arms.reference, arms.common, &case.set, root);
+    let cand_argv = plan::argv(arms.candidate, arms.common, &case.set, root);
+    let mut moved = None;
     let (reference, candidate) = match std::fs::create_dir(dir) {
-        Ok(()) => (
-            exec::run_arm(&ref_argv, env, dir, "reference"),
-            exec::run_arm(&cand_argv, env, dir, "candidate"),
-        ),
+        Ok(()) => {
+            let reference = exec::run_arm(&ref_argv, arms.env, dir, "reference");
+            moved = guard.and_then(|g| g.check("reference", &case.id));
+            let candidate = exec::run_arm(&cand_argv, arms.env, dir, "candidate");
+            moved = moved.or_else(|| guard.and_then(|g| g.check("candidate", &case.id)));
+            (reference, candidate)
+        }
         Err(err) => {
             let failed = || exec::Captured::failed(format!("cannot make {}: {err}", dir.display()));
             (failed(), failed())
         }
     };
-    let (verdict, streams) = compare::judge(&reference, &candidate, root);
+    let (verdict, streams) = match moved {
+        Some(tree_changed) => (tree_changed, Vec::new()),
+        None => compare::judge(&reference, &candidate, root),
+    };
     let _ = std::fs::remove_dir_all(dir);
     CaseOutcome {
         id: case.id.clone(),
@@ -201,29 +354,6 @@ fn arm_run(argv: &[std::ffi::OsString], captured: exec::Captured) -> ArmRun {
         status: captured.status,
         duration_ms: captured.duration.as_secs_f64() * 1000.0,
     }
-}
-
-/// Counts a tree's entries by kind, the root included, without following links.
-pub fn count_entries(root: &Path) -> TreeCounts {
-    let mut counts = TreeCounts::default();
-    for entry in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .flatten()
-    {
-        let kind = entry.file_type();
-        counts.entries += 1;
-        if kind.is_dir() {
-            counts.folders += 1;
-        } else if kind.is_file() {
-            counts.files += 1;
-        } else if kind.is_symlink() {
-            counts.symlinks += 1;
-        } else {
-            counts.other += 1;
-        }
-    }
-    counts
 }
 
 /// Arms create nothing in the tree, but what they write elsewhere (and the tree's

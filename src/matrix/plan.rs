@@ -13,6 +13,9 @@ pub const TREE_PLACEHOLDER: &str = "{tree}";
 #[derive(Debug, Clone)]
 pub struct Arm {
     pub command: Vec<String>,
+    /// The program is eqcheck itself (the default arms): when the arms run as
+    /// another user, a copy that user can reach is run instead.
+    pub is_eqcheck: bool,
 }
 
 /// One case of a tree: a group's set.
@@ -93,6 +96,7 @@ mod tests {
     fn the_tree_is_appended_unless_placed() {
         let arm = Arm {
             command: vec!["dust".into(), "-P".into()],
+            is_eqcheck: false,
         };
         let tree = Path::new("/t/web");
         assert_eq!(

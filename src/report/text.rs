@@ -17,14 +17,32 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         shell_words::join(&outcome.candidate.command)
     )?;
     writeln!(out, "flag sets: {}", outcome.flag_sets)?;
+    writeln!(out, "arms ran as: {}", outcome.arms_ran_as)?;
     for tree in &outcome.trees {
         let c = tree.counts;
-        let origin = if tree.built { "built" } else { "given" };
+        let origin = match (tree.built, tree.kept) {
+            (true, true) => "built and kept",
+            (true, false) => "built",
+            (false, _) => "given",
+        };
+        let other = if c.other > 0 {
+            format!(", {} other", thousands(c.other))
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "tree {}: {} entries ({} files, {} folders, {} symlinks, {} other), {origin} at {}",
-            tree.name, c.entries, c.files, c.folders, c.symlinks, c.other, tree.path
+            "{}: {} entries ({} files, {} folders, {} symlinks{other}), {origin} at {}",
+            tree.name,
+            thousands(c.entries),
+            thousands(c.files),
+            thousands(c.folders),
+            thousands(c.symlinks),
+            tree.path
         )?;
+    }
+    for warning in &outcome.warnings {
+        writeln!(out, "warning: {warning}")?;
     }
     writeln!(out)?;
     summary_table(outcome, out)?;
@@ -62,7 +80,7 @@ fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
             cases.len().to_string(),
             count(|v| *v == Verdict::Identical),
             count(|v| *v == Verdict::Differs),
-            count(|v| matches!(v, Verdict::Error { .. })),
+            count(Verdict::is_error),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
@@ -102,6 +120,9 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
         Verdict::Identical => "identical".to_string(),
         Verdict::Differs => "differs".to_string(),
         Verdict::Error { reason } => format!("error: {reason}"),
+        Verdict::TreeChanged { arm, .. } => {
+            format!("tree-changed: the tree moved while the {arm} arm ran")
+        }
     };
     writeln!(
         out,
@@ -120,6 +141,11 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
             arm.duration_ms
         )?;
     }
+    if let Verdict::TreeChanged { changes, .. } = &case.verdict {
+        for change in changes {
+            writeln!(out, "   changed: {change}")?;
+        }
+    }
     for stream in case.streams.iter().filter(|s| !s.identical) {
         let name = match stream.stream {
             Stream::Stdout => "stdout",
@@ -134,6 +160,19 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `61007` as `61,007`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn closing_line(outcome: &RunOutcome) -> String {

@@ -8,6 +8,8 @@
 //! eqcheck-double crash                   aborts (SIGABRT on Unix)
 //! eqcheck-double walk-drop-line N ARGS   `eqcheck walk ARGS` without its Nth stdout line
 //! eqcheck-double walk-alter-line N ARGS  the same with 1 added to line N's size
+//! eqcheck-double touch REL ARGS...       appends a byte to REL under the tree (the
+//!                                        last argument), then prints `touched`
 //! ```
 
 use std::io::Write;
@@ -30,6 +32,19 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("crash") => std::process::abort(),
+        Some("touch") => {
+            let (Some(relative), Some(tree)) = (args.get(1), args.last()) else {
+                eprintln!("eqcheck-double: touch REL ... TREE");
+                return ExitCode::from(2);
+            };
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(std::path::Path::new(tree).join(relative))
+                .expect("the file to touch exists");
+            file.write_all(b"!").expect("the file takes a byte");
+            println!("touched");
+            ExitCode::SUCCESS
+        }
         Some(mode @ ("walk-drop-line" | "walk-alter-line")) => {
             let line: usize = args
                 .get(1)

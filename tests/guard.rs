@@ -1,0 +1,293 @@
+//! What the runner guarantees about the trees and the arms: a candidate that edits
+//! the tree is caught and named, an interrupted run leaves nothing behind, arms run
+//! unprivileged when eqcheck runs as root (so permission fixtures mean something),
+//! and `--keep` keeps.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::util::{assert_exit, eqcheck, is_root, run, set_mode, temp_dir, Cmd};
+
+fn double() -> String {
+    env!("CARGO_BIN_EXE_eqcheck-double").to_string()
+}
+
+fn walk(engine: &str) -> String {
+    format!("{} walk --engine {engine}", eqcheck().display())
+}
+
+fn report_of(stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    let start = text
+        .find("\n{\n")
+        .map(|i| i + 1)
+        .expect("a JSON report on stdout");
+    serde_json::from_str(&text[start..]).expect("the JSON report parses")
+}
+
+#[test]
+fn a_candidate_that_edits_the_tree_is_caught_and_named() {
+    // As root the arms run unprivileged and could not write to the tree at all.
+    let toucher = format!("{} touch src/main.rs", double());
+    let out = run([
+        "--ref",
+        &walk("reference"),
+        "--cand",
+        &toucher,
+        "--sets",
+        "depth",
+        "-j",
+        "1",
+        "--as-root",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 3);
+    let report = report_of(&out.stdout);
+    let first = &report["cases"][0]["verdict"];
+    assert_eq!(first["kind"], "tree-changed", "{out}");
+    assert_eq!(first["arm"], "candidate", "{out}");
+    let changes: Vec<&str> = first["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert!(
+        changes.iter().any(|c| c.starts_with("src/main.rs: size")),
+        "{changes:?}\n{out}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tree-changed: the tree moved while the candidate arm ran"),
+        "{out}"
+    );
+    // A later case sees a tree that was already changed and says so.
+    let second = &report["cases"][1]["verdict"];
+    assert_eq!(second["kind"], "tree-changed", "{out}");
+    assert!(
+        second["changes"][0]
+            .as_str()
+            .unwrap()
+            .contains("already changed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
+    // The same edit without the guard is compared as ordinary output: the guard,
+    // not the comparison, is what caught it above.
+    let toucher = format!("{} touch src/main.rs", double());
+    let out = run([
+        "--ref",
+        &toucher,
+        "--cand",
+        &toucher,
+        "--sets",
+        "depth",
+        "--guard",
+        "off",
+        "--as-root",
+    ]);
+    assert_exit(&out, 0);
+}
+
+/// Every process whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(needle) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gave up waiting until {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn entries_of(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect()
+}
+
+#[test]
+fn an_interrupted_run_kills_its_arms_and_leaves_no_temp_tree() {
+    for signal in [libc_signal::INT, libc_signal::TERM] {
+        let tmp = temp_dir();
+        let sleeper = format!("{} sleep 60", double());
+        let child = std::process::Command::new(eqcheck())
+            .args(["--ref", &sleeper, "--cand", &sleeper, "--sets", "sizes"])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let marker = tmp.path().to_string_lossy().into_owned();
+        wait_until("the arms run", || processes_mentioning(&marker).len() >= 2);
+        assert!(
+            !entries_of(tmp.path()).is_empty(),
+            "the run made its tree under TMPDIR"
+        );
+        send(child.id(), signal);
+        let out = child.wait_with_output().unwrap();
+        let said = format!(
+            "signal {signal}\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(130), "{said}");
+        assert_eq!(
+            entries_of(tmp.path()),
+            Vec::<PathBuf>::new(),
+            "signal {signal} left temp folders"
+        );
+        wait_until("the arms are gone", || {
+            processes_mentioning(&marker).is_empty()
+        });
+    }
+}
+
+/// The two signals a user or a CI system sends to stop a run.
+mod libc_signal {
+    pub const INT: i32 = 2;
+    pub const TERM: i32 = 15;
+}
+
+fn send(pid: u32, signal: i32) {
+    let out = Cmd::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+}
+
+/// A tree with one folder its owner may not read, inside a folder others can reach.
+fn tree_with_a_locked_folder() -> (tempfile::TempDir, PathBuf) {
+    let dir = temp_dir();
+    let root = dir.path().join("t");
+    std::fs::create_dir_all(root.join("open")).unwrap();
+    std::fs::create_dir_all(root.join("locked/inside")).unwrap();
+    std::fs::write(root.join("locked/inside/f"), b"data").unwrap();
+    set_mode(&root.join("locked"), 0o000);
+    (dir, root)
+}
+
+#[test]
+fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run arms as another user");
+        return;
+    }
+    let (_dir, root) = tree_with_a_locked_folder();
+    let out = run([
+        "--tree".as_ref(),
+        root.as_os_str(),
+        "--sets".as_ref(),
+        "sizes".as_ref(),
+        "--json".as_ref(),
+        "-".as_ref(),
+    ]);
+    set_mode(&root.join("locked"), 0o755);
+    assert_exit(&out, 0);
+    let report = report_of(&out.stdout);
+    assert_eq!(
+        report["arms_ran_as"], "nobody (uid 65534, gid 65534)",
+        "{out}"
+    );
+    for case in report["cases"].as_array().unwrap() {
+        assert_eq!(case["reference"]["status"]["code"], 1, "{out}");
+        assert_eq!(case["candidate"]["status"]["code"], 1, "{out}");
+    }
+    assert!(report["warnings"].as_array().unwrap().is_empty(), "{out}");
+}
+
+#[test]
+fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let (_dir, root) = tree_with_a_locked_folder();
+    let out = run([
+        "--tree".as_ref(),
+        root.as_os_str(),
+        "--sets".as_ref(),
+        "sizes".as_ref(),
+        "--as-root".as_ref(),
+        "--json".as_ref(),
+        "-".as_ref(),
+    ]);
+    set_mode(&root.join("locked"), 0o755);
+    assert_exit(&out, 0);
+    let report = report_of(&out.stdout);
+    assert_eq!(report["arms_ran_as"], "root (--as-root)", "{out}");
+    assert_eq!(
+        report["cases"][0]["reference"]["status"]["code"], 0,
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("those fixtures test nothing"),
+        "{out}"
+    );
+}
+
+#[test]
+fn as_user_names_the_user_and_rejects_unknown_ones() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let out = run(["--as-user", "daemon", "--sets", "depth", "--json", "-"]);
+    assert_exit(&out, 0);
+    assert!(
+        report_of(&out.stdout)["arms_ran_as"]
+            .as_str()
+            .unwrap()
+            .starts_with("daemon (uid "),
+        "{out}"
+    );
+    let out = run(["--as-user", "no-such-user-here", "--sets", "depth"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--as-user no-such-user-here: no such user"),
+        "{out}"
+    );
+}
+
+#[test]
+fn keep_leaves_the_built_tree_and_says_where() {
+    let tmp = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args(["--keep", "--sets", "depth"])
+        .env("TMPDIR", tmp.path())
+        .output();
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("built and kept at "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let kept = PathBuf::from(line.rsplit("built and kept at ").next().unwrap());
+    assert!(kept.join("src/main.rs").is_file(), "{out}");
+    assert_eq!(
+        entries_of(tmp.path()),
+        vec![kept],
+        "only the kept tree remains"
+    );
+}
