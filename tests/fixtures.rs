@@ -1,0 +1,315 @@
+//! Fixture trees end to end: a spec builds the same entries and contents every
+//! time, locked folders go away with their tree (also when built unprivileged),
+//! malformed specs and failed builds name file and line, and what a platform cannot
+//! hold is skipped and said. `kinds` checks every entry kind and attribute with
+//! lstat; the helpers here are shared with it.
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
+
+use crate::util::{all_pass, assert_exit, is_root, run, temp_dir, Case, Cmd};
+
+mod kinds;
+
+/// Builds a spec given as text, written to `NAME.tree` in a fresh folder.
+fn build_text(name: &str, text: &str) -> BuiltTree {
+    let dir = temp_dir();
+    let file = dir.path().join(format!("{name}.tree"));
+    fs::write(&file, text).unwrap();
+    let spec = spec_named(file.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    build_temp(&spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A path under `root` from bytes, which may not be UTF-8.
+fn at(root: &Path, path: &[u8]) -> PathBuf {
+    root.join(OsStr::from_bytes(path))
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+const DAY: i64 = 86_400;
+
+/// What lstat says of an entry, or why it cannot be had.
+fn lstat(root: &Path, path: &str) -> Result<fs::Metadata, String> {
+    fs::symlink_metadata(root.join(path)).map_err(|e| format!("lstat {path}: {e}"))
+}
+
+fn expect<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, want {want:?}"))
+    }
+}
+
+/// Opens a folder path one name at a time with openat, as a walker must past
+/// PATH_MAX, and returns the size of file `f` at the bottom and the path length.
+fn walk_chain(root: &Path, first: &str, name: &[u8], depth: usize) -> Result<(u64, usize), String> {
+    use rustix::fs::{openat, statat, AtFlags, Mode, OFlags, CWD};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+    let mut dir = openat(CWD, root, flags, Mode::empty()).map_err(|e| e.to_string())?;
+    let mut length = root.as_os_str().len();
+    dir = openat(&dir, first, flags, Mode::empty()).map_err(|e| format!("{first}: {e}"))?;
+    length += 1 + first.len();
+    for level in 1..depth {
+        dir =
+            openat(&dir, name, flags, Mode::empty()).map_err(|e| format!("level {level}: {e}"))?;
+        length += 1 + name.len();
+    }
+    let stat = statat(&dir, "f", AtFlags::SYMLINK_NOFOLLOW).map_err(|e| format!("f: {e}"))?;
+    Ok((stat.st_size as u64, length + 2))
+}
+
+/// Path, kind, size, mode, link count, symlink target, content hash, the set of
+/// names sharing an inode, and mtimes set by the spec (absolute ones, before 2000).
+fn snapshot(root: &Path) -> BTreeMap<Vec<u8>, String> {
+    let mut entries = BTreeMap::new();
+    let mut inodes: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        let meta = entry.path().symlink_metadata().unwrap();
+        let first = inodes
+            .entry(meta.ino())
+            .or_insert_with(|| path.clone())
+            .clone();
+        let content = if meta.is_file() {
+            let bytes = fs::read(entry.path()).unwrap();
+            format!(
+                "{:x}",
+                bytes
+                    .iter()
+                    .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b))
+                        .wrapping_mul(0x100_0000_01b3))
+            )
+        } else {
+            String::new()
+        };
+        let link = fs::read_link(entry.path())
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        let time = if meta.mtime() < 946_684_800 {
+            meta.mtime()
+        } else {
+            0
+        };
+        let line = format!(
+            "{:?} {} {:o} {} {link} {content} {} {time}",
+            meta.file_type(),
+            meta.len(),
+            meta.mode(),
+            meta.nlink(),
+            String::from_utf8_lossy(&first)
+        );
+        entries.insert(path, line);
+    }
+    entries
+}
+
+#[test]
+fn two_builds_of_one_spec_hold_the_same_entries_and_contents() {
+    let text = "file a/random size=70K content=random\nfile a/other size=3K content=random\n\
+        sparse s size=10M data=1M:5K\nhardlink b/link -> a/random\nsymlink c -> a/other\n\
+        file old mtime=1961-02-03T04:05:06Z\ngenerate node-modules nm entries=3000\n\
+        generate files w count=500 size=0..3K\ngenerate chain d depth=30\n";
+    let (one, two) = (build_text("same", text), build_text("same", text));
+    let (a, b) = (snapshot(one.path()), snapshot(two.path()));
+    assert!(a.len() > 3500, "only {} entries", a.len());
+    let differing: Vec<String> = a
+        .iter()
+        .filter(|(path, line)| b.get(*path) != Some(line))
+        .take(5)
+        .map(|(path, line)| {
+            format!(
+                "{}: {line} vs {:?}",
+                String::from_utf8_lossy(path),
+                b.get(path)
+            )
+        })
+        .collect();
+    assert!(
+        differing.is_empty() && a.len() == b.len(),
+        "builds differ:\n{}",
+        differing.join("\n")
+    );
+    // Another name is another seed: another tree.
+    let three = build_text("other", text);
+    assert_ne!(a, snapshot(three.path()), "the spec's name seeds the build");
+}
+
+/// Locked folders holding entries that have attributes of their own, which must be
+/// set before their folder locks.
+const LOCKED: &str = "file p/none/x size=10 mode=600\ndir p/none/inner mtime=@0\n\
+    dir p/none mode=000\nfile p/read/y size=10 mode=400\ndir p/read mode=444\n\
+    file p/search/z mtime=-1d\ndir p/search mode=555\n";
+
+#[test]
+fn locked_folders_are_removed_when_the_tree_drops() {
+    let tree = build_text("locked", LOCKED);
+    let path = tree.path().to_path_buf();
+    assert_eq!(
+        fs::symlink_metadata(path.join("p/none")).unwrap().mode() & 0o777,
+        0
+    );
+    drop(tree);
+    assert!(
+        fs::symlink_metadata(&path).is_err(),
+        "{} is still there",
+        path.display()
+    );
+}
+
+/// As root, mode 000 hides nothing from this process, so an unprivileged eqcheck
+/// builds the tree (modes are set last, or its entries could not go in) and removes
+/// it after the run.
+#[test]
+fn an_unprivileged_run_builds_and_removes_locked_folders() {
+    if !is_root() {
+        return; // the test above already ran unprivileged
+    }
+    let dir = temp_dir();
+    let (spec, temp) = (dir.path().join("locked.tree"), dir.path().join("temp"));
+    fs::write(&spec, LOCKED).unwrap();
+    fs::create_dir(&temp).unwrap();
+    crate::util::set_mode(&temp, 0o777);
+    let out = Cmd::new(crate::util::eqcheck())
+        .args([
+            OsStr::new("--tree"),
+            spec.as_os_str(),
+            OsStr::new("--sets"),
+            OsStr::new("depth"),
+        ])
+        .env("TMPDIR", &temp)
+        .env("HOME", &temp)
+        .cwd(dir.path())
+        .user(Some((65534, 65534)))
+        .output();
+    assert_exit(&out, 0);
+    let left: Vec<PathBuf> = fs::read_dir(&temp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}\n{out}");
+}
+
+#[test]
+fn malformed_specs_give_file_and_line_and_exit_2() {
+    let dir = temp_dir();
+    let cases = [
+        ("dir a\nfile a/b mode=888\n", ":2: bad mode `888`"),
+        (
+            "\n\nfile t mtime=1969-13-01T00:00:00Z\n",
+            ":3: bad time `mtime=1969-13-01T00:00:00Z`",
+        ),
+        ("file a colour=red\n", ":1: unknown key `colour`"),
+        ("file a\nfile b atime=soon\n", ":2: bad time `atime=soon`"),
+        (
+            "sparse s size=1M data=1M:4K\n",
+            ":1: data region `1M:4K` is empty or ends past",
+        ),
+        ("file a\nfile a/b\n", ":2: `a` is a file (line 1)"),
+        ("file bad\\xff\n", ":1: a `\\x` escape outside quotes"),
+    ];
+    let mut results: Vec<Case> = Vec::new();
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let spec = dir.path().join(format!("bad{i}.tree"));
+        fs::write(&spec, text).unwrap();
+        for verb in ["show", "build"] {
+            let mut args = vec![OsStr::new("trees"), OsStr::new(verb), spec.as_os_str()];
+            let into = dir.path().join(format!("into{i}"));
+            if verb == "build" {
+                args.extend([OsStr::new("--into"), into.as_os_str()]);
+            }
+            let out = run(args);
+            let wanted = format!("{}{want}", spec.display());
+            let ok = out.code == Some(2) && String::from_utf8_lossy(&out.stderr).contains(&wanted);
+            results.push((
+                format!("{verb} {text:?}"),
+                ok.then_some(())
+                    .ok_or(format!("want exit 2 and `{wanted}`\n{out}")),
+            ));
+        }
+    }
+    all_pass(results);
+}
+
+#[test]
+fn a_failed_build_names_the_spec_line_and_path() {
+    let dir = temp_dir();
+    let spec = dir.path().join("clash.tree");
+    // The generator's first name is also listed; whichever the shuffled order makes
+    // second fails, and names its own line.
+    fs::write(&spec, "file x/file-0\ngenerate files x count=3\n").unwrap();
+    let spec = spec_named(spec.to_str().unwrap()).unwrap();
+    let error = build_temp(&spec).unwrap_err().to_string();
+    let line = [
+        "clash.tree:1: cannot create ",
+        "clash.tree:2: cannot create ",
+    ];
+    assert!(
+        line.iter().any(|l| error.contains(l)) && error.contains("x/file-0: File exists"),
+        "{error}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn entries_the_platform_cannot_hold_are_skipped_and_said() {
+    let dir = temp_dir();
+    let spec = dir.path().join("skips.tree");
+    let long = "s".repeat(100);
+    // Linux refuses user.* xattrs on symlinks, and no socket address holds a path
+    // of more than 108 bytes.
+    fs::write(
+        &spec,
+        format!("file a\nsymlink l -> a xattr.user.c=1\nsocket \"d/{long}\"\nfile d/after\n"),
+    )
+    .unwrap();
+    let into = dir.path().join("built");
+    let out = run([
+        OsStr::new("trees"),
+        "build".as_ref(),
+        spec.as_os_str(),
+        "--into".as_ref(),
+        into.as_os_str(),
+    ]);
+    assert_exit(&out, 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = spec.display();
+    for want in [
+        format!("{file}:2: skipped `l`: xattr user.c: "),
+        format!("{file}:3: skipped `d/{long}`: its path is"),
+    ] {
+        assert!(stderr.contains(&want), "no `{want}`\n{out}");
+    }
+    assert!(
+        into.join("l").symlink_metadata().is_ok() && into.join("d/after").exists(),
+        "{out}"
+    );
+    assert!(
+        into.join(format!("d/{long}")).symlink_metadata().is_err(),
+        "{out}"
+    );
+    let tree = build_temp(&spec_named(spec.to_str().unwrap()).unwrap()).unwrap();
+    let lines: Vec<usize> = tree.skipped().iter().map(|s| s.line).collect();
+    assert_eq!(lines, [3, 2], "{:?}", tree.skipped());
+}
