@@ -74,6 +74,7 @@ struct RunArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(args_override_self = true)]
 struct WalkArgs {
     /// Which listing engine.
     #[arg(long, value_enum, default_value = "fast")]
@@ -141,10 +142,12 @@ pub fn main() -> anyhow::Result<u8> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            let code = if err.use_stderr() {
-                crate::exit::USAGE
-            } else {
-                0
+            // `eqcheck walk` follows du, which exits 1 on a usage error.
+            let walking = std::env::args_os().nth(1).is_some_and(|a| a == "walk");
+            let code = match (err.use_stderr(), walking) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => crate::exit::USAGE,
             };
             let _ = err.print();
             return Ok(code);
@@ -174,17 +177,40 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         keep: args.keep,
     };
     let matrix = config::resolve(&request)?;
+    // Open the JSON destination first: a bad path is a usage error before any
+    // arm runs, not after the whole matrix.
+    let json_out = match &request.json {
+        Some(path) => Some(
+            crate::report::destination(path)
+                .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let json_on_stdout = request.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let outcome = crate::matrix::run(&matrix);
     crate::fixtures::cleanup::exit_if_interrupted();
     let outcome = outcome?;
     for warning in &outcome.warnings {
         eprintln!("eqcheck: warning: {warning}");
     }
-    crate::report::text::write(&outcome, &mut std::io::stdout().lock())?;
-    if let Some(path) = &request.json {
-        let mut out = crate::report::destination(path)
-            .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?;
-        crate::report::json::write(&outcome, &mut out)?;
+    // With the JSON report on stdout, the text report moves to stderr so each
+    // stream holds one format.
+    let text = if json_on_stdout {
+        crate::report::text::write(&outcome, &mut std::io::stderr().lock())
+    } else {
+        crate::report::text::write(&outcome, &mut std::io::stdout().lock())
+    };
+    let json = match json_out {
+        Some(mut out) => crate::report::json::write(&outcome, &mut out),
+        None => Ok(()),
+    };
+    for written in [text, json] {
+        // A reader that stopped reading (`| head`) does not change the verdict.
+        if let Err(err) = written {
+            if err.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(anyhow::anyhow!("cannot write the report: {err}"));
+            }
+        }
     }
     Ok(outcome.exit_code())
 }
@@ -203,16 +229,28 @@ fn walk(args: WalkArgs) -> u8 {
     } else {
         Unit::DiskBlocks
     };
+    // du's own checks and warnings, word for word.
+    const TRY: &str = "Try 'eqcheck walk --help' for more information.";
     if args.summarize && args.all {
-        eprintln!("eqcheck walk: cannot both summarize and show all entries");
+        eprintln!("eqcheck walk: cannot both summarize and show all entries\n{TRY}");
         return 1;
     }
-    if args.summarize && args.max_depth.is_some_and(|d| d != 0) {
+    match (args.summarize, args.max_depth) {
+        (true, Some(0)) => {
+            eprintln!("eqcheck walk: warning: summarizing is the same as using --max-depth=0")
+        }
+        (true, Some(depth)) => {
+            eprintln!(
+                "eqcheck walk: warning: summarizing conflicts with --max-depth={depth}\n{TRY}"
+            );
+            return 1;
+        }
+        _ => {}
+    }
+    if args.inodes && (args.bytes || args.apparent_size) {
         eprintln!(
-            "eqcheck walk: warning: summarizing conflicts with --max-depth={}",
-            args.max_depth.unwrap_or(0)
+            "eqcheck walk: warning: options --apparent-size and -b are ineffective with --inodes"
         );
-        return 1;
     }
     let du = DuOptions {
         unit,
@@ -231,17 +269,31 @@ fn walk(args: WalkArgs) -> u8 {
         follow_symlinks: args.dereference,
         one_file_system: args.one_file_system,
     };
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    crate::walk::command(
-        engine,
-        &args.paths,
-        list,
-        &du,
-        args.json,
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-    )
+    // The walk, the count and the printing each recurse once per folder level; a
+    // large stack lets trees far deeper than PATH_MAX through, as du does.
+    let walker = std::thread::Builder::new()
+        .name("walk".into())
+        .stack_size(crate::walk::DEEP_STACK)
+        .spawn(move || {
+            let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+            crate::walk::command(
+                engine,
+                &args.paths,
+                list,
+                &du,
+                args.json,
+                &mut stdout.lock(),
+                &mut stderr.lock(),
+            )
+        });
+    match walker.map(|thread| thread.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => 1,
+        Err(err) => {
+            eprintln!("eqcheck walk: cannot start the walk: {err}");
+            1
+        }
+    }
 }
 
 fn trees(command: TreesCommand) -> anyhow::Result<u8> {

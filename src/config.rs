@@ -63,6 +63,11 @@ pub enum ConfigError {
     NoJobs,
     #[error("--timeout must be more than 0 seconds")]
     NoTime,
+    #[error("--tree {path}: cannot resolve the folder")]
+    Given {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("--as-user {0}: no such user")]
     NoSuchUser(String),
     #[error(
@@ -88,6 +93,8 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
             .map(|t| tree(t))
             .collect::<Result<Vec<_>, _>>()?
     };
+    let mut trees = trees;
+    distinct_names(&mut trees);
     let (flag_sets, groups) = flag_sets(&request.sets)?;
     let jobs = match request.jobs {
         Some(0) => return Err(ConfigError::NoJobs),
@@ -181,12 +188,34 @@ fn check_program(program: &str) -> Result<(), String> {
 fn tree(name: &str) -> Result<TreeSource, ConfigError> {
     let path = Path::new(name);
     if path.is_dir() {
+        // The arms get the absolute path, which is also the one distinctive
+        // string rewritten to `{tree}` in their output (a relative `t` is not).
+        let path = std::fs::canonicalize(path).map_err(|source| ConfigError::Given {
+            path: path.to_path_buf(),
+            source,
+        })?;
         return Ok(TreeSource::Existing {
             name: name.trim_end_matches('/').to_string(),
-            path: path.to_path_buf(),
+            path,
         });
     }
     Ok(TreeSource::Spec(fixtures::spec_named(name)?))
+}
+
+/// Trees named twice get `#2`, `#3`… so every case id stays unique.
+fn distinct_names(trees: &mut [TreeSource]) {
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for tree in trees {
+        let name = match tree {
+            TreeSource::Spec(spec) => &mut spec.name,
+            TreeSource::Existing { name, .. } => name,
+        };
+        let count = seen.entry(name.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            *name = format!("{name}#{count}");
+        }
+    }
 }
 
 /// `--sets`: a flag-set file by path (every group), or groups of the built-in walk sets.

@@ -22,7 +22,7 @@ pub enum FlagSetError {
         line: usize,
         message: String,
     },
-    #[error("cannot read flag-set file {file}: {source}")]
+    #[error("cannot read flag-set file {file}")]
     Read {
         file: String,
         source: std::io::Error,

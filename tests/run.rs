@@ -23,14 +23,8 @@ fn run_pair(reference: &str, candidate: &str, rest: &[&str]) -> Output {
 }
 
 fn json_report(stdout: &[u8]) -> serde_json::Value {
-    // The JSON report goes to stdout after the text report; it starts at the first
-    // line that is a lone `{`.
-    let text = String::from_utf8_lossy(stdout);
-    let start = text
-        .find("\n{\n")
-        .map(|i| i + 1)
-        .expect("a JSON report on stdout");
-    serde_json::from_str(&text[start..]).expect("the JSON report parses")
+    // With `--json -` stdout holds the JSON report alone; the text goes to stderr.
+    serde_json::from_slice(stdout).expect("stdout is one JSON document")
 }
 
 fn verdicts(report: &serde_json::Value) -> Vec<String> {
@@ -60,7 +54,7 @@ fn the_default_pair_is_identical_with_every_walk_set() {
     assert_eq!(report["schema_version"], 1);
     assert_eq!(report["trees"][0]["name"], "basic");
     assert!(report["trees"][0]["counts"]["entries"].as_u64().unwrap() > 20);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("| basic |"), "{out}");
 }
 
@@ -85,14 +79,22 @@ fn a_dropped_line_is_reported_as_differing_with_its_diff() {
     assert_exit(&out, 1);
     let report = json_report(&out.stdout);
     assert!(verdicts(&report).iter().all(|v| v == "differs"), "{out}");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("stdout differs:"), "{out}");
     assert!(
         text.contains("--- reference") && text.contains("+++ candidate"),
         "{out}"
     );
-    // The dropped third line of the plain set is `24 {tree}/data` on the basic tree.
-    assert!(text.contains("-24\t{tree}/data"), "{out}");
+    // The dropped third line of the plain set is the `{tree}/data` folder's.
+    let removed: Vec<&str> = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .collect();
+    assert!(
+        removed.iter().any(|l| l.ends_with("\t{tree}/data")),
+        "{removed:?}\n{out}"
+    );
     assert!(text.contains("DIFFERENCES FOUND"), "{out}");
 }
 
@@ -131,7 +133,7 @@ fn hung_arms_time_out_and_are_never_called_identical() {
         "timed-out"
     );
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("timed out after 0.3s"),
+        String::from_utf8_lossy(&out.stderr).contains("timed out after 0.3s"),
         "{out}"
     );
 }
@@ -149,7 +151,7 @@ fn a_crashing_candidate_differs_in_its_exit_status() {
     let status = &report["cases"][0]["candidate"]["status"];
     assert_eq!(status["kind"], "signaled", "{out}");
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("exit status differs"),
+        String::from_utf8_lossy(&out.stderr).contains("exit status differs"),
         "{out}"
     );
 }
@@ -276,4 +278,68 @@ fn snapshot(root: &std::path::Path) -> Vec<(PathBuf, String)> {
         .collect();
     entries.sort();
     entries
+}
+
+#[test]
+fn large_differing_outputs_are_diffed_against_a_deadline_and_cut() {
+    // 200,000 lines that differ almost everywhere: a plain diff of this takes
+    // minutes; the report must still come, with a cut diff.
+    let ours = format!("{} lines 200000 1", double());
+    let theirs = format!("{} lines 200000 3", double());
+    let dir = temp_dir();
+    let one_set = dir.path().join("one.sets");
+    std::fs::write(
+        &one_set,
+        "[only]
+(none)
+",
+    )
+    .unwrap();
+    let one_set = one_set.to_string_lossy().into_owned();
+    let out = run_pair(&ours, &theirs, &["--sets", &one_set]);
+    assert_exit(&out, 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("more diff lines not shown"), "{out}");
+}
+
+#[test]
+fn what_an_arm_leaves_running_is_ended_with_it() {
+    let dir = temp_dir();
+    let late = dir.path().join("late");
+    let lingerer = format!("{} linger {} 1", double(), late.display());
+    let out = run_pair(&lingerer, &lingerer, &["--sets", "depth", "--as-root"]);
+    assert_exit(&out, 0);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        !late.exists(),
+        "a child the arm left behind went on running\n{out}"
+    );
+}
+
+#[test]
+fn json_on_stdout_is_one_document_and_the_text_goes_to_stderr() {
+    let out = run(["--tree", "basic", "--sets", "depth", "--json", "-"]);
+    assert_exit(&out, 0);
+    json_report(&out.stdout);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("| basic |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_json_path_that_cannot_be_written_stops_the_run_before_it_starts() {
+    let out = run([
+        "--sets",
+        "depth",
+        "--json",
+        "/nonexistent-folder/report.json",
+    ]);
+    assert_exit(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--json /nonexistent-folder/report.json"),
+        "{out}"
+    );
+    assert!(out.stdout.is_empty(), "no case ran\n{out}");
 }

@@ -3,6 +3,7 @@
 //! command, folder, exit code, stdout and stderr when a check fails), and each other
 //! module tests one subcommand end to end.
 
+mod corners;
 mod fixtures;
 mod guard;
 mod run;

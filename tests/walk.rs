@@ -56,26 +56,26 @@ fn end_of(flags: &str) -> u8 {
 }
 
 /// Which binary the walk arms run, and as which user (None: as the test process).
-struct Arm {
+pub(crate) struct Arm {
     program: PathBuf,
     user: Option<(u32, u32)>,
 }
 
-fn me() -> Arm {
+pub(crate) fn me() -> Arm {
     Arm {
         program: eqcheck(),
         user: None,
     }
 }
 
-fn walk(arm: &Arm, engine: &str, flags: &str, operands: &[&Path]) -> Cmd {
+pub(crate) fn walk(arm: &Arm, engine: &str, flags: &str, operands: &[&Path]) -> Cmd {
     let cmd = Cmd::new(&arm.program).user(arm.user);
     cmd.args(["walk", "--engine", engine])
         .args(words(flags))
         .args(operands)
 }
 
-fn du(arm: &Arm, flags: &str, operands: &[&Path]) -> Cmd {
+pub(crate) fn du(arm: &Arm, flags: &str, operands: &[&Path]) -> Cmd {
     let cmd = Cmd::new("du").user(arm.user).env("LC_ALL", "C");
     cmd.args(words(flags)).args(operands)
 }
@@ -103,7 +103,7 @@ fn as_walk_stderr(stderr: &[u8]) -> Vec<u8> {
 
 /// Ok when a walk run agrees with a du run: exit codes equal, stdout records equal
 /// after sorting, stderr lines equal after renaming du's prefix and sorting.
-fn agrees_with_du(du: &Output, walk: &Output, end: u8) -> Result<(), String> {
+pub(crate) fn agrees_with_du(du: &Output, walk: &Output, end: u8) -> Result<(), String> {
     let mut what = Vec::new();
     if (du.code, du.signal) != (walk.code, walk.signal) {
         what.push(format!("exit {:?} vs {:?}", du.code, walk.code));
@@ -131,7 +131,7 @@ fn walked(out: &Output) -> Result<(), String> {
 }
 
 /// Each set of `table` over `operands`: the fast engine prints the reference's bytes.
-fn engine_cases(table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
+pub(crate) fn engine_cases(table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
     let case = |flags: &str| {
         let reference = walk(arm, "reference", flags, operands).output();
         let fast = walk(arm, "fast", flags, operands).output();
@@ -156,7 +156,7 @@ fn du_cases(table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
 }
 
 /// Engine cases, then du cases unless GNU du is missing (`what` names the skip).
-fn all_cases(what: &str, table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
+pub(crate) fn all_cases(what: &str, table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
     let mut cases = engine_cases(table, operands, arm);
     if !skip_without_du(what) {
         cases.extend(du_cases(table, operands, arm));
@@ -164,7 +164,7 @@ fn all_cases(what: &str, table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case
     cases
 }
 
-fn skip_without_du(what: &str) -> bool {
+pub(crate) fn skip_without_du(what: &str) -> bool {
     if du_available() {
         return false;
     }
@@ -290,7 +290,7 @@ fn output_is_post_order_with_children_sorted_by_name_bytes() {
 
 /// Gives a folder mode 0755 again on drop, so the temp tree can be removed even
 /// when a check panics.
-struct ModeGuard(PathBuf);
+pub(crate) struct ModeGuard(pub(crate) PathBuf);
 
 impl Drop for ModeGuard {
     fn drop(&mut self) {
@@ -300,7 +300,7 @@ impl Drop for ModeGuard {
 
 /// Runs as nobody when root (mode 000 stops only an unprivileged reader), with a
 /// copy of the binary when the build folder is out of nobody's reach.
-fn unprivileged_arm(dir: &Path) -> Arm {
+pub(crate) fn unprivileged_arm(dir: &Path) -> Arm {
     if !is_root() {
         return me();
     }

@@ -6,8 +6,6 @@
 use std::io;
 use std::path::Path;
 
-use similar::TextDiff;
-
 use super::exec::Captured;
 use super::plan::TREE_PLACEHOLDER;
 use crate::outcome::{ArmStatus, Stream, StreamResult, Verdict};
@@ -82,51 +80,89 @@ fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult 
     }
 }
 
-/// Replaces every occurrence of the tree's path with `{tree}`.
+/// Replaces the tree's path with `{tree}` wherever it stands as a whole path
+/// prefix: not inside a longer name (`/t/web2` is not `/t/web`), and not as part of
+/// another path (`/x/t/web`).
 pub fn rewrite_root(bytes: &[u8], root: &[u8]) -> Vec<u8> {
     if root.is_empty() {
         return bytes.to_vec();
     }
     let mut out = Vec::with_capacity(bytes.len());
-    let mut rest = bytes;
-    while let Some(at) = find(rest, root) {
-        out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(TREE_PLACEHOLDER.as_bytes());
-        rest = &rest[at + root.len()..];
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], root) {
+        let start = at + found;
+        let end = start + root.len();
+        let before_ok = start == 0 || !continues_path(bytes[start - 1]);
+        let after_ok = end == bytes.len() || !continues_name(bytes[end]) || root.ends_with(b"/");
+        out.extend_from_slice(&bytes[at..start]);
+        if before_ok && after_ok {
+            out.extend_from_slice(TREE_PLACEHOLDER.as_bytes());
+        } else {
+            out.extend_from_slice(root);
+        }
+        at = end;
     }
-    out.extend_from_slice(rest);
+    out.extend_from_slice(&bytes[at..]);
     out
+}
+
+/// Bytes that would make a path before the root part of a longer path.
+fn continues_path(b: u8) -> bool {
+    b == b'/' || continues_name(b)
+}
+
+/// Bytes that would make the root's last name part of a longer name.
+fn continues_name(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'~' | b'+') || b >= 0x80
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// A unified diff with three lines of context, reference as `-`, candidate as `+`;
-/// bytes that are not UTF-8 show as U+FFFD, and a long diff is cut with a count.
+/// Longest a diff may take to compute before similar settles for a coarser one.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A unified diff with three lines of context, reference as `-`, candidate as `+`.
+/// Bytes that are not UTF-8 are shown as `\xNN`, so a difference in them stays
+/// visible; a long diff is cut with a count, and a large one is computed against
+/// a deadline rather than in time that grows with the square of its size.
 pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
-    let ours = String::from_utf8_lossy(reference);
-    let theirs = String::from_utf8_lossy(candidate);
-    let diff = TextDiff::from_lines(ours.as_ref(), theirs.as_ref());
-    let text = diff
-        .unified_diff()
-        .context_radius(3)
-        .header("reference", "candidate")
-        .to_string();
-    let total = text.lines().count();
-    if total <= DIFF_LINES_SHOWN {
-        return text;
+    let ours = escaped(reference);
+    let theirs = escaped(candidate);
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(ours.as_str(), theirs.as_str());
+    let mut text = String::from("--- reference\n+++ candidate\n");
+    let mut shown = 0;
+    let mut left_out = 0;
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let body = hunk.to_string();
+        let lines = body.lines().count();
+        if shown + lines > DIFF_LINES_SHOWN {
+            left_out += lines;
+            continue;
+        }
+        shown += lines;
+        text.push_str(&body);
     }
-    let mut cut: String = text
-        .lines()
-        .take(DIFF_LINES_SHOWN)
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    cut.push_str(&format!(
-        "… {} more diff lines not shown\n",
-        total - DIFF_LINES_SHOWN
-    ));
-    cut
+    if left_out > 0 {
+        text.push_str(&format!("… {left_out} more diff lines not shown\n"));
+    }
+    text
+}
+
+/// Text for diffing: valid UTF-8 as it is, every other byte as `\xNN`.
+fn escaped(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -139,6 +175,40 @@ mod tests {
             rewrite_root(b"4\t/t/r/a\n8\t/t/r\n", b"/t/r"),
             b"4\t{tree}/a\n8\t{tree}\n"
         );
+    }
+
+    #[test]
+    fn only_whole_paths_are_rewritten() {
+        assert_eq!(
+            rewrite_root(b"t/a t2/b xt/c t\n", b"t"),
+            b"{tree}/a t2/b xt/c {tree}\n"
+        );
+        assert_eq!(
+            rewrite_root(b"/x/t/web /t/web/a /t/web2", b"/t/web"),
+            b"/x/t/web {tree}/a /t/web2"
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_stay_distinct() {
+        let diff = unified_diff(b"a\xffb\n", b"a\xfeb\n");
+        assert!(
+            diff.contains("-a\\xffb") && diff.contains("+a\\xfeb"),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_large_diff_is_cut_and_counted() {
+        let ours: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let theirs: String = (0..5000).map(|i| format!("line {}\n", i * 7)).collect();
+        let diff = unified_diff(ours.as_bytes(), theirs.as_bytes());
+        assert!(
+            diff.lines().count() <= DIFF_LINES_SHOWN + 3,
+            "{}",
+            diff.lines().count()
+        );
+        assert!(diff.contains("more diff lines not shown"), "{diff}");
     }
 
     #[test]

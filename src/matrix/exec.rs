@@ -46,15 +46,13 @@ pub struct ArmEnvironment {
 }
 
 impl ArmEnvironment {
-    /// The pinned environment: `LC_ALL=C`, `TZ=UTC0`, an empty `HOME` and
-    /// `XDG_CONFIG_HOME`, `NO_COLOR=1`, `TERM=dumb`, no `COLUMNS`; only `PATH` (and
-    /// on Windows the variables a process cannot start without) come from outside.
-    pub fn pinned(home: &Path, user: ArmUser, timeout: Duration) -> ArmEnvironment {
+    /// The pinned environment: `LC_ALL=C`, `TZ=UTC0`, `NO_COLOR=1`, `TERM=dumb`, no
+    /// `COLUMNS`; only `PATH` (and on Windows the variables a process cannot start
+    /// without) come from outside. `HOME` and `XDG_CONFIG_HOME` are set per arm.
+    pub fn pinned(user: ArmUser, timeout: Duration) -> ArmEnvironment {
         let mut vars: Vec<(OsString, OsString)> = vec![
             ("LC_ALL".into(), "C".into()),
             ("TZ".into(), "UTC0".into()),
-            ("HOME".into(), home.into()),
-            ("XDG_CONFIG_HOME".into(), home.join(".config").into()),
             ("NO_COLOR".into(), "1".into()),
             ("TERM".into(), "dumb".into()),
         ];
@@ -74,6 +72,36 @@ impl ArmEnvironment {
             timeout,
         }
     }
+}
+
+impl ArmEnvironment {
+    /// The same environment with `HOME` and `XDG_CONFIG_HOME` in `home`.
+    fn with_home(&self, home: &Path) -> ArmEnvironment {
+        let mut vars = self.vars.clone();
+        vars.push(("HOME".into(), home.into()));
+        vars.push(("XDG_CONFIG_HOME".into(), home.join(".config").into()));
+        ArmEnvironment {
+            vars,
+            user: self.user.clone(),
+            timeout: self.timeout,
+        }
+    }
+}
+
+/// Gives a folder to the arm user, so the arm can write its dot-files there.
+#[cfg(unix)]
+pub fn give_to(path: &Path, user: &ArmUser) -> std::io::Result<()> {
+    if let ArmUser::Unprivileged { uid, gid, .. } = user {
+        use rustix::process::{Gid, Uid};
+        let (uid, gid) = (Uid::from_raw(*uid), Gid::from_raw(*gid));
+        rustix::fs::chown(path, Some(uid), Some(gid)).map_err(std::io::Error::from)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn give_to(_path: &Path, _user: &ArmUser) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// What an arm left behind.
@@ -97,12 +125,21 @@ impl Captured {
     }
 }
 
-/// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`.
+/// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`, and a fresh
+/// empty `HOME` of its own in `dir/NAME.home`, so no arm sees what another wrote.
 pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
+    let home = dir.join(format!("{name}.home"));
+    if cleanup::interrupted() {
+        return Captured::failed("interrupted".into());
+    }
+    if let Err(err) = std::fs::create_dir(&home).and_then(|()| give_to(&home, &env.user)) {
+        return Captured::failed(format!("cannot make {}: {err}", home.display()));
+    }
+    let env = env.with_home(&home);
     let started = Instant::now();
-    let status = spawn_and_wait(argv, env, &stdout, &stderr);
+    let status = spawn_and_wait(argv, &env, &stdout, &stderr);
     Captured {
         status,
         stdout,
@@ -158,6 +195,10 @@ fn spawn_and_wait(
     }
     let status = wait_or_kill(&handle, &pids, program, env.timeout);
     for &pid in &pids {
+        // Whatever the arm left running in its group (a daemon, a background
+        // writer) would go on reading or changing the tree after the case is
+        // judged: end it with the arm.
+        cleanup::kill_group(pid);
         cleanup::forget_group(pid);
     }
     status

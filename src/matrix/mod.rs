@@ -52,12 +52,12 @@ pub enum MatrixError {
     Fixture(#[from] fixtures::FixtureError),
     #[error("cannot make the run's scratch folder: {0}")]
     Scratch(std::io::Error),
-    #[error("cannot prepare the run's scratch folder for {user}: {source}")]
+    #[error("cannot prepare the run's scratch folder for {user}")]
     ForUser {
         user: String,
         source: std::io::Error,
     },
-    #[error("cannot start {jobs} worker threads: {source}")]
+    #[error("cannot start {jobs} worker threads")]
     Pool {
         jobs: usize,
         source: rayon::ThreadPoolBuildError,
@@ -68,12 +68,10 @@ pub enum MatrixError {
 pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
     cleanup::on_interrupt_clean_up();
     let scratch = Scratch::new()?;
-    let home = scratch.path().join("home");
-    std::fs::create_dir(&home).map_err(MatrixError::Scratch)?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
-    scratch.hand_over(&home, &matrix.user)?;
-    let env = ArmEnvironment::pinned(&home, matrix.user.clone(), matrix.timeout);
+    scratch.open_to_arms(&matrix.user)?;
+    let env = ArmEnvironment::pinned(matrix.user.clone(), matrix.timeout);
     pin_umask();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(matrix.jobs)
@@ -260,14 +258,12 @@ impl Scratch {
         })
     }
 
-    /// Lets the arm user through the scratch folder and gives it the arms' HOME.
-    fn hand_over(&self, home: &Path, user: &ArmUser) -> Result<(), MatrixError> {
-        let failed = |source| MatrixError::ForUser {
+    /// Lets the arm user through the scratch folder to its HOME and binary.
+    fn open_to_arms(&self, user: &ArmUser) -> Result<(), MatrixError> {
+        open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
             user: user.describe(),
             source,
-        };
-        open_to_others(&self.0).map_err(failed)?;
-        give_to(home, user).map_err(failed)
+        })
     }
 }
 
@@ -279,21 +275,6 @@ fn open_to_others(path: &Path) -> std::io::Result<()> {
 
 #[cfg(not(unix))]
 fn open_to_others(_path: &Path) -> std::io::Result<()> {
-    Ok(())
-}
-
-#[cfg(unix)]
-fn give_to(path: &Path, user: &ArmUser) -> std::io::Result<()> {
-    if let ArmUser::Unprivileged { uid, gid, .. } = user {
-        use rustix::process::{Gid, Uid};
-        let (uid, gid) = (Uid::from_raw(*uid), Gid::from_raw(*gid));
-        rustix::fs::chown(path, Some(uid), Some(gid)).map_err(std::io::Error::from)?;
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn give_to(_path: &Path, _user: &ArmUser) -> std::io::Result<()> {
     Ok(())
 }
 

@@ -107,11 +107,16 @@ pub fn account<'a>(operands: &'a [Entry], options: &DuOptions) -> Accounted<'a> 
     visit.out
 }
 
-/// Where each folder's listing is, by identity, for `Contents::Elsewhere`.
-fn index_listings<'a>(entry: &'a Entry, index: &mut HashMap<Identity, &'a [Entry]>) {
-    if let Contents::Listed { entries, .. } = &entry.contents {
+/// A folder's listing: its entries and the error that cut it short, if any.
+type Listing<'a> = (&'a [Entry], Option<&'a io::Error>);
+
+/// Where each folder's listing is, by identity, for `Contents::Elsewhere`. The
+/// error goes with the entries: the place that counts a folder reports its error,
+/// wherever the engine happened to list it.
+fn index_listings<'a>(entry: &'a Entry, index: &mut HashMap<Identity, Listing<'a>>) {
+    if let Contents::Listed { entries, error } = &entry.contents {
         if let Some(id) = entry.stat.as_ref().ok().and_then(StatFields::identity) {
-            index.insert(id, entries);
+            index.insert(id, (entries, error.as_ref()));
         }
         for child in entries {
             index_listings(child, index);
@@ -123,7 +128,7 @@ struct Visit<'a, 'o> {
     options: &'o DuOptions,
     count_dirs_once: bool,
     seen: HashSet<Identity>,
-    listings: HashMap<Identity, &'a [Entry]>,
+    listings: HashMap<Identity, Listing<'a>>,
     /// The names from the operand down to the entry being visited.
     path: Vec<Cow<'a, OsStr>>,
     out: Accounted<'a>,
@@ -193,14 +198,12 @@ impl<'a> Visit<'a, '_> {
             }
         }
         let mut amount = amount_of(stat, self.options.unit);
-        let (entries, error): (&'a [Entry], Option<&'a io::Error>) = match &entry.contents {
+        let (entries, error): Listing<'a> = match &entry.contents {
             Contents::None => (&[], None),
             Contents::Listed { entries, error } => (entries, error.as_ref()),
-            Contents::Elsewhere => (
-                id.and_then(|id| self.listings.get(&id).copied())
-                    .unwrap_or(&[]),
-                None,
-            ),
+            Contents::Elsewhere => id
+                .and_then(|id| self.listings.get(&id).copied())
+                .unwrap_or((&[], None)),
         };
         let mut children = Vec::new();
         for child in entries {

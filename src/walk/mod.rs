@@ -77,6 +77,26 @@ pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<
     }
 }
 
+/// Raises the soft limit on open descriptors to the hard one, once per process.
+/// The fast engine keeps a folder open while the pool works through its many
+/// subfolders, and the reference keeps one open per level below PATH_MAX depth;
+/// failing to raise only means such trees may meet EMFILE, which is then reported
+/// as an unreadable folder, never hidden.
+pub(crate) fn raise_descriptor_limit() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            use rustix::process::{getrlimit, setrlimit, Resource};
+            let mut limit = getrlimit(Resource::Nofile);
+            if limit.current < limit.maximum {
+                limit.current = limit.maximum;
+                let _ = setrlimit(Resource::Nofile, limit);
+            }
+        });
+    }
+}
+
 /// The key under which a folder is listed only once when links are followed.
 pub(crate) type Identity = (u64, u64);
 
@@ -98,6 +118,10 @@ pub(crate) fn should_descend(
     true
 }
 
+/// Stack size for threads that walk, count or print a tree: every one of those
+/// recurses once per folder level. Only what is used is ever committed.
+pub const DEEP_STACK: usize = 1 << 30;
+
 /// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code
 /// (1 when any entry could not be read, after printing everything else).
 pub fn command(
@@ -109,7 +133,15 @@ pub fn command(
     stdout: &mut dyn io::Write,
     stderr: &mut dyn io::Write,
 ) -> u8 {
-    let listed = list(engine, operands, list_options);
+    // du refuses an empty operand before looking at anything, and goes on.
+    let (empty, operands): (Vec<&OsString>, Vec<OsString>) = (
+        operands.iter().filter(|o| o.is_empty()).collect(),
+        operands.iter().filter(|o| !o.is_empty()).cloned().collect(),
+    );
+    for _ in &empty {
+        let _ = writeln!(stderr, "eqcheck walk: invalid zero-length file name");
+    }
+    let listed = list(engine, &operands, list_options);
     let accounted = du::account(&listed, du_options);
     let written = if json {
         serde_json::to_writer_pretty(&mut *stdout, &du::to_json(&accounted, du_options))
@@ -129,7 +161,7 @@ pub fn command(
         }
         return 1;
     }
-    if accounted.errors.is_empty() {
+    if accounted.errors.is_empty() && empty.is_empty() {
         0
     } else {
         1

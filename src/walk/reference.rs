@@ -12,6 +12,7 @@ use super::stat::StatFields;
 use super::{should_descend, Contents, Entry, Identity, ListOptions, StatError};
 
 pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
+    super::raise_descriptor_limit();
     let mut listed_once = HashSet::new();
     operands
         .iter()
@@ -52,6 +53,51 @@ fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// Paths longer than this are reached through the open folder instead (below).
+const SHORT_ENOUGH: usize = 3072;
+
+/// A folder's path, or, once the full path grows past [`SHORT_ENOUGH`], a short
+/// path through a descriptor held open for as long as the folder is listed:
+/// `/proc/self/fd/N`. Paths below it grow from that anchor until they pass the
+/// limit again, so a tree holds one descriptor per [`SHORT_ENOUGH`] bytes of depth. Full paths past PATH_MAX cannot be opened or stat'ed at all,
+/// and du walks such trees, so the oracle must too; below the limit nothing
+/// changes, so the reference keeps paying for full-path lookups as a plain walker
+/// does.
+struct Shortened {
+    path: std::path::PathBuf,
+    #[cfg(target_os = "linux")]
+    _open: Option<fs::File>,
+}
+
+impl Shortened {
+    #[cfg(target_os = "linux")]
+    fn new(path: &Path) -> io::Result<Shortened> {
+        use std::os::fd::AsRawFd;
+        if path.as_os_str().len() <= SHORT_ENOUGH {
+            return Ok(Shortened {
+                path: path.to_path_buf(),
+                _open: None,
+            });
+        }
+        let folder = fs::File::open(path)?;
+        Ok(Shortened {
+            path: format!("/proc/self/fd/{}", folder.as_raw_fd()).into(),
+            _open: Some(folder),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn new(path: &Path) -> io::Result<Shortened> {
+        Ok(Shortened {
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 fn contents_of(
     path: &Path,
     fields: &StatFields,
@@ -69,6 +115,16 @@ fn contents_of(
             }
         }
     }
+    let held = match Shortened::new(path) {
+        Ok(held) => held,
+        Err(err) => {
+            return Contents::Listed {
+                entries: Vec::new(),
+                error: Some(err),
+            }
+        }
+    };
+    let path = held.path();
     let reader = match fs::read_dir(path) {
         Ok(reader) => reader,
         Err(err) => {
@@ -78,24 +134,30 @@ fn contents_of(
             }
         }
     };
-    let mut entries = Vec::new();
+    // Read the whole listing before entering any subfolder, so that a folder's
+    // directory stream is closed by the time its children are walked: the number
+    // of open descriptors then stays independent of depth.
+    let mut names = Vec::new();
     let mut error = None;
     for item in reader {
-        let dirent = match item {
-            Ok(dirent) => dirent,
+        match item {
+            Ok(dirent) => names.push(dirent.file_name()),
             Err(err) => {
                 error = Some(err);
                 break;
             }
-        };
-        let child = dirent.path();
+        }
+    }
+    let mut entries = Vec::with_capacity(names.len());
+    for name in names {
+        let child = path.join(&name);
         let stat = stat_path(&child, options.follow_symlinks);
         let contents = match &stat {
             Ok(f) => contents_of(&child, f, root_dev, options, listed_once),
             Err(_) => Contents::None,
         };
         entries.push(Entry {
-            name: dirent.file_name(),
+            name,
             stat,
             contents,
         });

@@ -10,6 +10,9 @@
 //! eqcheck-double walk-alter-line N ARGS  the same with 1 added to line N's size
 //! eqcheck-double touch REL ARGS...       appends a byte to REL under the tree (the
 //!                                        last argument), then prints `touched`
+//! eqcheck-double lines N STEP            N numbered lines, line i showing i * STEP
+//! eqcheck-double linger FILE SECS        leaves a child behind that writes FILE after
+//!                                        SECS, then exits at once
 //! ```
 
 use std::io::Write;
@@ -32,6 +35,34 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("crash") => std::process::abort(),
+        Some("lines") => {
+            let count: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+            let step: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for i in 0..count {
+                writeln!(out, "line {}", i * step).unwrap();
+            }
+            ExitCode::SUCCESS
+        }
+        Some("linger") => {
+            let (Some(file), Some(secs)) = (args.get(1), args.get(2)) else {
+                return ExitCode::from(2);
+            };
+            let me = std::env::current_exe().expect("own path");
+            // Left unwaited on purpose: the point is a child that outlives its parent.
+            #[allow(clippy::zombie_processes)]
+            Command::new(me)
+                .args(["write-later", file, secs])
+                .spawn()
+                .expect("the lingering child starts");
+            ExitCode::SUCCESS
+        }
+        Some("write-later") => {
+            let secs: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+            std::fs::write(&args[1], b"late").expect("the file can be written");
+            ExitCode::SUCCESS
+        }
         Some("touch") => {
             let (Some(relative), Some(tree)) = (args.get(1), args.last()) else {
                 eprintln!("eqcheck-double: touch REL ... TREE");

@@ -16,7 +16,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD};
@@ -35,10 +35,10 @@ const STAT_CHUNK: usize = 256;
 /// descriptor table of a multi-threaded process waits for an RCU grace period.
 const OPEN_AHEAD: usize = 16;
 /// Worker stacks are large because the walk recurses once per folder level.
-const WORKER_STACK: usize = 64 * 1024 * 1024;
+const WORKER_STACK: usize = crate::walk::DEEP_STACK;
 
 pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
-    raise_descriptor_limit();
+    crate::walk::raise_descriptor_limit();
     let walker = Walker {
         options,
         listed_once: Mutex::new(HashSet::new()),
@@ -55,20 +55,6 @@ fn pool() -> &'static rayon::ThreadPool {
             .build()
             .expect("the walk pool must start")
     })
-}
-
-fn raise_descriptor_limit() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        use rustix::process::{getrlimit, setrlimit, Resource};
-        let mut limit = getrlimit(Resource::Nofile);
-        if limit.current < limit.maximum {
-            limit.current = limit.maximum;
-            // Failing to raise only means very deep trees may hit EMFILE, which is
-            // then reported as an unreadable folder, never hidden.
-            let _ = setrlimit(Resource::Nofile, limit);
-        }
-    });
 }
 
 struct Walker {

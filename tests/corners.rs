@@ -1,0 +1,209 @@
+//! `eqcheck walk` where walkers break: paths past PATH_MAX, trees deeper than a
+//! default thread stack, a folder first met through a symlink under `-L` while the
+//! fast engine lists it elsewhere, repeated flags, and du's own warnings. Each case
+//! compares both engines with each other and with GNU du.
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use crate::util::{all_pass, is_root, reachable_by_others, set_mode, temp_dir, Case};
+use crate::walk::{
+    agrees_with_du, all_cases, du, me, skip_without_du, unprivileged_arm, walk, ModeGuard,
+};
+
+/// A chain of `depth` folders named `name`, each with a 5,000-byte file, made
+/// relative to the previous folder (full paths past PATH_MAX cannot be created).
+fn chain(root: &Path, depth: usize, name: &str) {
+    // Only ever called in a process of its own: the working folder is global.
+    fs::create_dir_all(root).unwrap();
+    std::env::set_current_dir(root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+    for _ in 0..depth {
+        fs::create_dir(name).unwrap();
+        fs::write(Path::new(name).join("f"), vec![b'x'; 5000]).unwrap();
+        std::env::set_current_dir(name).unwrap();
+    }
+}
+
+#[test]
+fn paths_past_path_max_are_walked_by_both_engines_as_du_walks_them() {
+    // Run as its own process: changing the folder is process-wide.
+    let dir = temp_dir();
+    let root = dir.path().join("long");
+    let maker = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "corners::make_chain_for_another_test",
+            "--nocapture",
+            "--ignored",
+        ])
+        .env("EQCHECK_CHAIN_ROOT", &root)
+        .env("EQCHECK_CHAIN_SHAPE", "60:100")
+        .output()
+        .unwrap();
+    assert!(
+        maker.status.success(),
+        "{}",
+        String::from_utf8_lossy(&maker.stderr)
+    );
+    let longest = walkdir_depth_bytes(&root);
+    assert!(
+        longest > 4096,
+        "the chain must pass PATH_MAX, reaches {longest}"
+    );
+    let mut cases = all_cases("past PATH_MAX", "-a | -s | -a -b", &[&root], &me());
+    // GNU du's -L walk stats full paths and stops at PATH_MAX with "File name too
+    // long"; there the engines are held to each other only.
+    cases.extend(crate::walk::engine_cases("-L -a", &[&root], &me()));
+    all_pass(cases);
+}
+
+/// Bytes in the longest path below `root`, counted without opening long paths.
+fn walkdir_depth_bytes(root: &Path) -> usize {
+    let mut count = 0;
+    for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+        count = count.max(root.as_os_str().len() + entry.depth() * 101);
+    }
+    count
+}
+
+#[test]
+#[ignore = "a helper run by other tests in a process of its own"]
+fn make_chain_for_another_test() {
+    let root = PathBuf::from(std::env::var_os("EQCHECK_CHAIN_ROOT").expect("EQCHECK_CHAIN_ROOT"));
+    let shape = std::env::var("EQCHECK_CHAIN_SHAPE").expect("EQCHECK_CHAIN_SHAPE");
+    let (depth, name_len) = shape.split_once(':').expect("DEPTH:NAME_LEN");
+    let name = "d".repeat(name_len.parse().unwrap());
+    chain(&root, depth.parse().unwrap(), &name);
+}
+
+#[test]
+fn a_tree_deeper_than_a_thread_stack_is_walked() {
+    // Removing the tree recurses once per level too (std's remove_dir_all).
+    std::thread::Builder::new()
+        .stack_size(1 << 29)
+        .spawn(deeper_than_a_stack)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn deeper_than_a_stack() {
+    let dir = temp_dir();
+    let root = dir.path().join("deep");
+    let maker = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "corners::make_chain_for_another_test",
+            "--nocapture",
+            "--ignored",
+        ])
+        .env("EQCHECK_CHAIN_ROOT", &root)
+        .env("EQCHECK_CHAIN_SHAPE", "30000:1")
+        .output()
+        .unwrap();
+    assert!(
+        maker.status.success(),
+        "{}",
+        String::from_utf8_lossy(&maker.stderr)
+    );
+    if skip_without_du("deep tree") {
+        return;
+    }
+    // The reference is quadratic in depth below PATH_MAX; the fast engine is the
+    // one that must not run out of stack, and du is the check.
+    let arm = me();
+    let gnu = du(&arm, "-s", &[&root]).output();
+    let fast = walk(&arm, "fast", "-s", &[&root]).output();
+    assert_eq!(fast.signal, None, "{fast}");
+    agrees_with_du(&gnu, &fast, b'\n').unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn under_dereference_a_folder_met_first_through_a_link_reports_its_error_there() {
+    // The fast engine may list the locked folder where it is shallow, while the
+    // count meets it first through a deeper link: its error must follow it. The
+    // OS's listing order decides which comes first, so several name pairs are
+    // tried; each is compared with the reference and du.
+    let dir = temp_dir();
+    if is_root() && !reachable_by_others(dir.path()) {
+        eprintln!("skipped: others cannot reach {}", dir.path().display());
+        return;
+    }
+    let root = dir.path().join("L");
+    let mut guards = Vec::new();
+    for (a, b) in [
+        ("b", "h"),
+        ("h", "b"),
+        ("a", "z"),
+        ("z", "a"),
+        ("m", "n"),
+        ("n", "m"),
+    ] {
+        let pair = root.join(format!("{a}{b}"));
+        fs::create_dir_all(pair.join(a).join("deeper")).unwrap();
+        fs::create_dir_all(pair.join(b)).unwrap();
+        fs::write(pair.join(b).join("f"), b"data").unwrap();
+        symlink(format!("../../{b}"), pair.join(a).join("deeper/link")).unwrap();
+        set_mode(&pair.join(b), 0o000);
+        guards.push(ModeGuard(pair.join(b)));
+    }
+    let arm = unprivileged_arm(dir.path());
+    let cases: Vec<Case> = all_cases("locked under -L", "-L | -L -a", &[&root], &arm);
+    drop(guards);
+    all_pass(cases);
+}
+
+#[test]
+fn repeated_flags_take_the_last_as_du_does() {
+    let dir = temp_dir();
+    chain_shallow(dir.path());
+    all_pass(all_cases(
+        "repeated flags",
+        "-a -a | -d 0 -d 2 | -s -s | -b -b -a",
+        &[dir.path()],
+        &me(),
+    ));
+}
+
+fn chain_shallow(root: &Path) {
+    fs::create_dir_all(root.join("a/b/c")).unwrap();
+    fs::write(root.join("a/b/c/f"), b"12345").unwrap();
+}
+
+#[test]
+fn du_warnings_and_refusals_are_matched() {
+    let dir = temp_dir();
+    chain_shallow(dir.path());
+    let arm = me();
+    let mut cases: Vec<Case> = Vec::new();
+    if skip_without_du("du warnings") {
+        return;
+    }
+    for flags in [
+        "-s -d 0",
+        "--inodes -b",
+        "--inodes --apparent-size -a",
+        "-s -a",
+        "-s -d 1",
+    ] {
+        let gnu = du(&arm, flags, &[dir.path()]).output();
+        let ours = walk(&arm, "fast", flags, &[dir.path()]).output();
+        let ours_help =
+            String::from_utf8_lossy(&ours.stderr).replace("eqcheck walk --help", "du --help");
+        let ours = crate::util::Output {
+            stderr: ours_help.into_bytes(),
+            ..ours
+        };
+        cases.push((format!("du `{flags}`"), agrees_with_du(&gnu, &ours, b'\n')));
+    }
+    let empty = Path::new("");
+    let gnu = du(&arm, "", &[empty, dir.path()]).output();
+    let ours = walk(&arm, "reference", "", &[empty, dir.path()]).output();
+    cases.push((
+        "an empty operand".into(),
+        agrees_with_du(&gnu, &ours, b'\n'),
+    ));
+    all_pass(cases);
+}
