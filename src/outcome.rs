@@ -38,6 +38,9 @@ pub struct TreeInfo {
     pub built: bool,
     /// A built tree left in place by `--keep`.
     pub kept: bool,
+    /// Spec entries this platform or file system could not hold, each
+    /// `FILE:LINE: PATH: reason`; nothing is left out silently.
+    pub skipped: Vec<String>,
     pub counts: TreeCounts,
     /// How many times the tree was fingerprinted to guard it (0 with the guard off).
     pub fingerprints: usize,

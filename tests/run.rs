@@ -343,3 +343,28 @@ fn a_json_path_that_cannot_be_written_stops_the_run_before_it_starts() {
     );
     assert!(out.stdout.is_empty(), "no case ran\n{out}");
 }
+
+#[test]
+fn entries_a_tree_could_not_hold_are_named_in_the_report() {
+    // Linux refuses user.* xattrs on symlinks: the link is made, its xattr skipped.
+    let dir = temp_dir();
+    let spec = dir.path().join("skips.tree");
+    std::fs::write(&spec, "file a size=10\nsymlink l -> a xattr.user.c=1\n").unwrap();
+    let spec = spec.to_string_lossy().into_owned();
+    let out = run(["--tree", &spec, "--sets", "depth", "--json", "-"]);
+    assert_exit(&out, 0);
+    let report = json_report(&out.stdout);
+    let skipped = report["trees"][0]["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{out}");
+    assert!(
+        skipped[0]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{spec}:2: ")),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("skips: skipped "),
+        "{out}"
+    );
+}

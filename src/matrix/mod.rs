@@ -140,8 +140,14 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
         }
+        let skipped = built.as_ref().map_or(Vec::new(), |tree| {
+            let said =
+                |s: &fixtures::Skipped| format!("{}:{}: {}: {}", s.spec, s.line, s.path, s.reason);
+            tree.skipped().iter().map(said).collect()
+        });
         trees.push(TreeInfo {
             name,
+            skipped,
             path: root.display().to_string(),
             built: built.is_some(),
             kept,

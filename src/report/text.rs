@@ -41,6 +41,11 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
             tree.path
         )?;
     }
+    for tree in &outcome.trees {
+        for skipped in &tree.skipped {
+            writeln!(out, "{}: skipped {skipped}", tree.name)?;
+        }
+    }
     for warning in &outcome.warnings {
         writeln!(out, "warning: {warning}")?;
     }
