@@ -198,10 +198,10 @@ const CHANGES_SHOWN: usize = 10;
 impl Guard<'_> {
     /// After an arm: `Some(verdict)` if the tree no longer matches the baseline.
     fn check(&self, arm: &str, case: &str) -> Option<Verdict> {
-        let now = fingerprint::take(self.root, self.depth);
-        if now.same_as(self.baseline) {
+        if fingerprint::unchanged(self.root, self.depth, self.baseline) {
             return None;
         }
+        let now = fingerprint::take(self.root, self.depth);
         let mut changes = fingerprint::changes(self.baseline, &now, CHANGES_SHOWN);
         let mut first = self.first_change.lock().unwrap_or_else(|p| p.into_inner());
         match &*first {
