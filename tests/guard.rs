@@ -31,6 +31,8 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
         &walk("reference"),
         "--cand",
         &toucher,
+        "--tree",
+        "basic",
         "--sets",
         "depth",
         "-j",
@@ -81,6 +83,8 @@ fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
         &toucher,
         "--cand",
         &toucher,
+        "--tree",
+        "basic",
         "--sets",
         "depth",
         "--guard",
@@ -129,7 +133,9 @@ fn an_interrupted_run_kills_its_arms_and_leaves_no_temp_tree() {
         let tmp = temp_dir();
         let sleeper = format!("{} sleep 60", double());
         let child = std::process::Command::new(eqcheck())
-            .args(["--ref", &sleeper, "--cand", &sleeper, "--sets", "sizes"])
+            .args([
+                "--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--sets", "sizes",
+            ])
             .env("TMPDIR", tmp.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -249,7 +255,16 @@ fn as_user_names_the_user_and_rejects_unknown_ones() {
         eprintln!("skipped: needs root");
         return;
     }
-    let out = run(["--as-user", "daemon", "--sets", "depth", "--json", "-"]);
+    let out = run([
+        "--as-user",
+        "daemon",
+        "--tree",
+        "basic",
+        "--sets",
+        "depth",
+        "--json",
+        "-",
+    ]);
     assert_exit(&out, 0);
     assert!(
         report_of(&out.stdout)["arms_ran_as"]
@@ -258,7 +273,14 @@ fn as_user_names_the_user_and_rejects_unknown_ones() {
             .starts_with("daemon (uid "),
         "{out}"
     );
-    let out = run(["--as-user", "no-such-user-here", "--sets", "depth"]);
+    let out = run([
+        "--as-user",
+        "no-such-user-here",
+        "--tree",
+        "basic",
+        "--sets",
+        "depth",
+    ]);
     assert_exit(&out, 2);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--as-user no-such-user-here: no such user"),
@@ -270,7 +292,7 @@ fn as_user_names_the_user_and_rejects_unknown_ones() {
 fn keep_leaves_the_built_tree_and_says_where() {
     let tmp = temp_dir();
     let out = Cmd::new(eqcheck())
-        .args(["--keep", "--sets", "depth"])
+        .args(["--keep", "--tree", "basic", "--sets", "depth"])
         .env("TMPDIR", tmp.path())
         .output();
     assert_exit(&out, 0);
