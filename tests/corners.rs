@@ -28,25 +28,9 @@ fn chain(root: &Path, depth: usize, name: &str) {
 
 #[test]
 fn paths_past_path_max_are_walked_by_both_engines_as_du_walks_them() {
-    // Run as its own process: changing the folder is process-wide.
     let dir = temp_dir();
     let root = dir.path().join("long");
-    let maker = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "corners::make_chain_for_another_test",
-            "--nocapture",
-            "--ignored",
-        ])
-        .env("EQCHECK_CHAIN_ROOT", &root)
-        .env("EQCHECK_CHAIN_SHAPE", "60:100")
-        .output()
-        .unwrap();
-    assert!(
-        maker.status.success(),
-        "{}",
-        String::from_utf8_lossy(&maker.stderr)
-    );
+    make_chain(&root, "60:100");
     let longest = walkdir_depth_bytes(&root);
     assert!(
         longest > 4096,
@@ -66,6 +50,27 @@ fn walkdir_depth_bytes(root: &Path) -> usize {
         count = count.max(root.as_os_str().len() + entry.depth() * 101);
     }
     count
+}
+
+/// Makes a chain (`DEPTH:NAME_LEN`) at `root` in a child test process, since
+/// making it changes the working folder, which is shared by every test thread.
+fn make_chain(root: &Path, shape: &str) {
+    let maker = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "corners::make_chain_for_another_test",
+            "--nocapture",
+            "--ignored",
+        ])
+        .env("EQCHECK_CHAIN_ROOT", root)
+        .env("EQCHECK_CHAIN_SHAPE", shape)
+        .output()
+        .unwrap();
+    assert!(
+        maker.status.success(),
+        "{}",
+        String::from_utf8_lossy(&maker.stderr)
+    );
 }
 
 #[test]
@@ -92,22 +97,7 @@ fn a_tree_deeper_than_a_thread_stack_is_walked() {
 fn deeper_than_a_stack() {
     let dir = temp_dir();
     let root = dir.path().join("deep");
-    let maker = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "corners::make_chain_for_another_test",
-            "--nocapture",
-            "--ignored",
-        ])
-        .env("EQCHECK_CHAIN_ROOT", &root)
-        .env("EQCHECK_CHAIN_SHAPE", "30000:1")
-        .output()
-        .unwrap();
-    assert!(
-        maker.status.success(),
-        "{}",
-        String::from_utf8_lossy(&maker.stderr)
-    );
+    make_chain(&root, "30000:1");
     if skip_without_du("deep tree") {
         return;
     }

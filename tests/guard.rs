@@ -190,6 +190,17 @@ fn tree_with_a_locked_folder() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// Runs the default arms over the tree from [`tree_with_a_locked_folder`], then
+/// unlocks it so it can be removed whatever the checks find.
+fn run_on_locked_tree(root: &Path, extra: &[&str]) -> crate::util::Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["--tree".as_ref(), root.as_os_str()];
+    args.extend(["--sets", "sizes", "--json", "-"].map(std::ffi::OsStr::new));
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    let out = run(args);
+    set_mode(&root.join("locked"), 0o755);
+    out
+}
+
 #[test]
 fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
     if !is_root() {
@@ -197,15 +208,7 @@ fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
-    let out = run([
-        "--tree".as_ref(),
-        root.as_os_str(),
-        "--sets".as_ref(),
-        "sizes".as_ref(),
-        "--json".as_ref(),
-        "-".as_ref(),
-    ]);
-    set_mode(&root.join("locked"), 0o755);
+    let out = run_on_locked_tree(&root, &[]);
     assert_exit(&out, 0);
     let report = report_of(&out.stdout);
     assert_eq!(
@@ -226,16 +229,7 @@ fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
-    let out = run([
-        "--tree".as_ref(),
-        root.as_os_str(),
-        "--sets".as_ref(),
-        "sizes".as_ref(),
-        "--as-root".as_ref(),
-        "--json".as_ref(),
-        "-".as_ref(),
-    ]);
-    set_mode(&root.join("locked"), 0o755);
+    let out = run_on_locked_tree(&root, &["--as-root"]);
     assert_exit(&out, 0);
     let report = report_of(&out.stdout);
     assert_eq!(report["arms_ran_as"], "root (--as-root)", "{out}");

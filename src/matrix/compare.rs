@@ -128,8 +128,8 @@ const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 /// visible; a long diff is cut with a count, and a large one is computed against
 /// a deadline rather than in time that grows with the square of its size.
 pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
-    let ours = escaped(reference);
-    let theirs = escaped(candidate);
+    let ours = crate::fixtures::names::escaped(reference);
+    let theirs = crate::fixtures::names::escaped(candidate);
     let diff = similar::TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)
         .timeout(DIFF_DEADLINE)
@@ -151,18 +151,6 @@ pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
         text.push_str(&format!("… {left_out} more diff lines not shown\n"));
     }
     text
-}
-
-/// Text for diffing: valid UTF-8 as it is, every other byte as `\xNN`.
-fn escaped(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
