@@ -13,16 +13,35 @@ use crate::walk::{
     agrees_with_du, all_cases, du, me, skip_without_du, unprivileged_arm, walk, ModeGuard,
 };
 
-/// A chain of `depth` folders named `name`, each with a 5,000-byte file, made
-/// relative to the previous folder (full paths past PATH_MAX cannot be created).
-fn chain(root: &Path, depth: usize, name: &str) {
+/// A chain of `depth` folders named `name`, each with a file of `file_bytes` when
+/// that is not 0, made relative to the previous folder (full paths past PATH_MAX
+/// cannot be created).
+fn chain(root: &Path, depth: usize, name: &str, file_bytes: usize) {
     // Only ever called in a process of its own: the working folder is global.
     fs::create_dir_all(root).unwrap();
     std::env::set_current_dir(root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
     for _ in 0..depth {
         fs::create_dir(name).unwrap();
-        fs::write(Path::new(name).join("f"), vec![b'x'; 5000]).unwrap();
+        if file_bytes > 0 {
+            fs::write(Path::new(name).join("f"), vec![b'x'; file_bytes]).unwrap();
+        }
         std::env::set_current_dir(name).unwrap();
+    }
+}
+
+/// Removes a chain made by [`chain`] bottom-up with relative calls: std's
+/// remove_dir_all holds a descriptor per level and gives up past the limit.
+fn unchain(root: &Path, name: &str) {
+    std::env::set_current_dir(root).unwrap();
+    let mut depth = 0;
+    while Path::new(name).is_dir() {
+        std::env::set_current_dir(name).unwrap();
+        depth += 1;
+    }
+    for _ in 0..depth {
+        let _ = fs::remove_file("f");
+        std::env::set_current_dir("..").unwrap();
+        fs::remove_dir(name).unwrap();
     }
 }
 
@@ -30,7 +49,7 @@ fn chain(root: &Path, depth: usize, name: &str) {
 fn paths_past_path_max_are_walked_by_both_engines_as_du_walks_them() {
     let dir = temp_dir();
     let root = dir.path().join("long");
-    make_chain(&root, "60:100");
+    make_chain(&root, "60:100:5000");
     let longest = walkdir_depth_bytes(&root);
     assert!(
         longest > 4096,
@@ -52,8 +71,9 @@ fn walkdir_depth_bytes(root: &Path) -> usize {
     count
 }
 
-/// Makes a chain (`DEPTH:NAME_LEN`) at `root` in a child test process, since
-/// making it changes the working folder, which is shared by every test thread.
+/// Makes a chain (`DEPTH:NAME_LEN:FILE_BYTES`; a depth of 0 removes one) at `root`
+/// in a child test process: that changes the working folder, which every test
+/// thread shares.
 fn make_chain(root: &Path, shape: &str) {
     let maker = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
@@ -78,14 +98,24 @@ fn make_chain(root: &Path, shape: &str) {
 fn make_chain_for_another_test() {
     let root = PathBuf::from(std::env::var_os("EQCHECK_CHAIN_ROOT").expect("EQCHECK_CHAIN_ROOT"));
     let shape = std::env::var("EQCHECK_CHAIN_SHAPE").expect("EQCHECK_CHAIN_SHAPE");
-    let (depth, name_len) = shape.split_once(':').expect("DEPTH:NAME_LEN");
-    let name = "d".repeat(name_len.parse().unwrap());
-    chain(&root, depth.parse().unwrap(), &name);
+    let numbers: Vec<usize> = shape
+        .split(':')
+        .map(|n| n.parse().expect("a number"))
+        .collect();
+    let &[depth, name_len, file_bytes] = numbers.as_slice() else {
+        panic!("EQCHECK_CHAIN_SHAPE is DEPTH:NAME_LEN:FILE_BYTES or remove:NAME_LEN");
+    };
+    let name = "d".repeat(name_len);
+    if depth == 0 {
+        unchain(&root, &name);
+    } else {
+        chain(&root, depth, &name, file_bytes);
+    }
 }
 
 #[test]
 fn a_tree_deeper_than_a_thread_stack_is_walked() {
-    // Removing the tree recurses once per level too (std's remove_dir_all).
+    // Comparing and dropping nested values recurses once per level here too.
     std::thread::Builder::new()
         .stack_size(1 << 29)
         .spawn(deeper_than_a_stack)
@@ -95,19 +125,29 @@ fn a_tree_deeper_than_a_thread_stack_is_walked() {
 }
 
 fn deeper_than_a_stack() {
-    let dir = temp_dir();
+    // The stack is what is under test, not the disk: on tmpfs, where there is
+    // one, making 30,000 levels takes a second instead of tens.
+    let dir = match Path::new("/dev/shm").is_dir() {
+        true => tempfile::Builder::new()
+            .prefix("eqc-")
+            .tempdir_in("/dev/shm")
+            .unwrap(),
+        false => temp_dir(),
+    };
     let root = dir.path().join("deep");
-    make_chain(&root, "30000:1");
     if skip_without_du("deep tree") {
         return;
     }
+    make_chain(&root, "30000:1:0");
     // The reference is quadratic in depth below PATH_MAX; the fast engine is the
     // one that must not run out of stack, and du is the check.
     let arm = me();
     let gnu = du(&arm, "-s", &[&root]).output();
     let fast = walk(&arm, "fast", "-s", &[&root]).output();
     assert_eq!(fast.signal, None, "{fast}");
-    agrees_with_du(&gnu, &fast, b'\n').unwrap_or_else(|e| panic!("{e}"));
+    let agreed = agrees_with_du(&gnu, &fast, b'\n');
+    make_chain(&root, "0:1:0");
+    agreed.unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
