@@ -54,6 +54,7 @@ fn is_symlink(path: &Path) -> bool {
 }
 
 /// Paths longer than this are reached through the open folder instead (below).
+#[cfg(target_os = "linux")]
 const SHORT_ENOUGH: usize = 3072;
 
 /// A folder's path, or, once the full path grows past [`SHORT_ENOUGH`], a short
