@@ -187,6 +187,11 @@ fn check_program(program: &str) -> Result<(), String> {
 
 fn tree(name: &str) -> Result<TreeSource, ConfigError> {
     let path = Path::new(name);
+    // A standard tree's name wins over a folder of the same name in the working
+    // folder; `./edge` names the folder.
+    if fixtures::is_builtin(name) {
+        return Ok(TreeSource::Spec(fixtures::spec_named(name)?));
+    }
     if path.is_dir() {
         // The arms get the absolute path, which is also the one distinctive
         // string rewritten to `{tree}` in their output (a relative `t` is not).

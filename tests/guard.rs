@@ -64,6 +64,10 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
     // A later case sees a tree that was already changed and says so.
     let second = &report["cases"][1]["verdict"];
     assert_eq!(second["kind"], "tree-changed", "{out}");
+    assert_eq!(
+        second["arm"], "earlier",
+        "a later case blames none of its own arms\n{out}"
+    );
     assert!(
         second["changes"][0]
             .as_str()

@@ -32,7 +32,10 @@ impl ArmUser {
 
     /// Whether permission fixtures deny these arms anything.
     pub fn is_root(&self) -> bool {
-        matches!(self, ArmUser::Root) || matches!(self, ArmUser::Invoker { uid: 0 })
+        matches!(
+            self,
+            ArmUser::Root | ArmUser::Invoker { uid: 0 } | ArmUser::Unprivileged { uid: 0, .. }
+        )
     }
 }
 

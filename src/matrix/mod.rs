@@ -192,6 +192,9 @@ struct Guard<'a> {
     first_change: std::sync::Mutex<Option<String>>,
 }
 
+/// The `arm` of a tree-changed verdict when the change came before the case.
+pub const EARLIER: &str = "earlier";
+
 /// Changed paths named per tree-changed case.
 const CHANGES_SHOWN: usize = 10;
 
@@ -204,15 +207,23 @@ impl Guard<'_> {
         let now = fingerprint::take(self.root, self.depth);
         let mut changes = fingerprint::changes(self.baseline, &now, CHANGES_SHOWN);
         let mut first = self.first_change.lock().unwrap_or_else(|p| p.into_inner());
-        match &*first {
-            Some(earlier) => changes.insert(
-                0,
-                format!("(the tree was already changed: first seen after {earlier})"),
-            ),
-            None => *first = Some(format!("the {arm} arm of {case}")),
-        }
+        // Only the first arm to see a change is named; later cases ran on a tree
+        // that was already changed and blame nobody of their own.
+        let blamed = match &*first {
+            Some(earlier) => {
+                changes.insert(
+                    0,
+                    format!("(the tree was already changed: first seen after {earlier})"),
+                );
+                EARLIER.to_string()
+            }
+            None => {
+                *first = Some(format!("the {arm} arm of {case}"));
+                arm.to_string()
+            }
+        };
         Some(Verdict::TreeChanged {
-            arm: arm.to_string(),
+            arm: blamed,
             changes,
         })
     }

@@ -125,6 +125,9 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
         Verdict::Identical => "identical".to_string(),
         Verdict::Differs => "differs".to_string(),
         Verdict::Error { reason } => format!("error: {reason}"),
+        Verdict::TreeChanged { arm, .. } if arm == crate::matrix::EARLIER => {
+            "tree-changed: the tree had already changed before this case".to_string()
+        }
         Verdict::TreeChanged { arm, .. } => {
             format!("tree-changed: the tree moved while the {arm} arm ran")
         }
