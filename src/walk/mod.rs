@@ -69,6 +69,16 @@ pub enum Contents {
     Elsewhere,
 }
 
+impl Contents {
+    /// A folder that could not be opened or read at all.
+    pub fn unreadable(error: io::Error) -> Contents {
+        Contents::Listed {
+            entries: Vec::new(),
+            error: Some(error),
+        }
+    }
+}
+
 /// Lists every operand with the chosen engine.
 pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<Entry> {
     match engine {

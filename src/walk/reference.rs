@@ -116,25 +116,12 @@ fn contents_of(
             }
         }
     }
-    let held = match Shortened::new(path) {
-        Ok(held) => held,
-        Err(err) => {
-            return Contents::Listed {
-                entries: Vec::new(),
-                error: Some(err),
-            }
-        }
+    let opened = Shortened::new(path).and_then(|held| Ok((fs::read_dir(held.path())?, held)));
+    let (reader, held) = match opened {
+        Ok(opened) => opened,
+        Err(err) => return Contents::unreadable(err),
     };
     let path = held.path();
-    let reader = match fs::read_dir(path) {
-        Ok(reader) => reader,
-        Err(err) => {
-            return Contents::Listed {
-                entries: Vec::new(),
-                error: Some(err),
-            }
-        }
-    };
     // Read the whole listing before entering any subfolder, so that a folder's
     // directory stream is closed by the time its children are walked: the number
     // of open descriptors then stays independent of depth.

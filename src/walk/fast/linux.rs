@@ -105,10 +105,7 @@ impl Walker {
         }
         match rustix::fs::openat(parent, name, flags, Mode::empty()) {
             Ok(fd) => Opened::Folder(fd),
-            Err(err) => Opened::Settled(Contents::Listed {
-                entries: Vec::new(),
-                error: Some(err.into()),
-            }),
+            Err(err) => Opened::Settled(Contents::unreadable(err.into())),
         }
     }
 
