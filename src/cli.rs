@@ -276,13 +276,16 @@ fn walk(args: WalkArgs) -> u8 {
         .stack_size(crate::walk::DEEP_STACK)
         .spawn(move || {
             let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+            // Rust's stdout flushes at every newline; du's is block-buffered when
+            // piped, and a write per line would cost more than listing the folder.
+            let mut stdout = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
             crate::walk::command(
                 engine,
                 &args.paths,
                 list,
                 &du,
                 args.json,
-                &mut stdout.lock(),
+                &mut stdout,
                 &mut stderr.lock(),
             )
         });

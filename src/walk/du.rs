@@ -310,14 +310,20 @@ pub fn write_text(
     Ok(())
 }
 
-fn write_node<'n>(
-    node: &'n Node,
+/// `path` holds the bytes of the node's parent path; each level appends its own
+/// name and truncates it again, so a deep chain costs no quadratic joining.
+fn write_node(
+    node: &Node,
     options: &DuOptions,
     end: &[u8],
-    path: &mut Vec<&'n OsStr>,
+    path: &mut Vec<u8>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    path.push(&node.name);
+    let parent_len = path.len();
+    if parent_len > 0 && !path.ends_with(b"/") {
+        path.push(b'/');
+    }
+    path.extend_from_slice(node.name.as_encoded_bytes());
     // Nothing below the maximum depth is printed: skip sorting and visiting it.
     if options.max_depth.is_none_or(|max| node.depth < max) {
         for child in sorted(&node.children) {
@@ -326,10 +332,10 @@ fn write_node<'n>(
     }
     if is_printed(node, options) {
         write!(out, "{}\t", shown(node.amount, options.unit))?;
-        out.write_all(join_path(path).as_encoded_bytes())?;
+        out.write_all(path)?;
         out.write_all(end)?;
     }
-    path.pop();
+    path.truncate(parent_len);
     Ok(())
 }
 
