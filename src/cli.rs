@@ -44,6 +44,17 @@ struct RunArgs {
     /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
     #[arg(long, value_name = "all|GROUP|FILE", default_value = "all")]
     sets: String,
+    /// The flag-set file: a built-in name (walk, dust, du, find) or a path. Default:
+    /// the built-in file named after the reference program, else walk.
+    #[arg(long, value_name = "NAME|FILE")]
+    flagsets: Option<String>,
+    /// Run each arm K times per case; an arm that disagrees with itself is flaky.
+    #[arg(long, value_name = "K")]
+    runs: Option<usize>,
+    /// Run the reference against itself (3 runs unless --runs), to show the matrix
+    /// is deterministic before trusting a verdict.
+    #[arg(long)]
+    self_check: bool,
     /// The reference arm, split shell-word style; `{tree}` is replaced by the tree's path.
     #[arg(long = "ref", value_name = "CMD ARGS")]
     reference: Option<String>,
@@ -175,6 +186,10 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         as_root: args.as_root,
         guard: args.guard,
         keep: args.keep,
+        flagsets: args.flagsets,
+        runs: args.runs,
+        self_check: args.self_check,
+        env: Vec::new(),
     };
     let matrix = config::resolve(&request)?;
     // Open the JSON destination first: a bad path is a usage error before any

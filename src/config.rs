@@ -30,7 +30,19 @@ pub struct RunRequest {
     pub guard: String,
     /// `--keep`: leave built trees in place.
     pub keep: bool,
+    /// `--flagsets NAME|FILE`: which flag-set file (default: the built-in one named
+    /// after the reference program, else `walk`).
+    pub flagsets: Option<String>,
+    /// `--runs K`: times each arm runs each case.
+    pub runs: Option<usize>,
+    /// `--self-check`: run the reference against itself.
+    pub self_check: bool,
+    /// Environment overrides for both arms (from `eqcheck.toml`).
+    pub env: Vec<(String, String)>,
 }
+
+/// Runs per arm under `--self-check` when `--runs` does not say.
+pub const SELF_CHECK_RUNS: usize = 3;
 
 /// A mistake in the run's options: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -76,11 +88,28 @@ pub enum ConfigError {
     NotRoot,
     #[error("--guard {0}: expected metadata, content or off")]
     Guard(String),
+    #[error("--runs must be at least 1")]
+    NoRuns,
+    #[error("--self-check runs the reference against itself: give --ref alone, without --cand")]
+    SelfCheckWithCandidate,
+    #[error("--flagsets {0}: no such file, and no built-in flag sets of that name ({1})")]
+    NoFlagSets(String, String),
 }
 
 /// Turns the request into a matrix, or says what is wrong with it.
 pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
-    let (reference, candidate) = arms(request)?;
+    let (reference, candidate) = if request.self_check {
+        if request.candidate.is_some() {
+            return Err(ConfigError::SelfCheckWithCandidate);
+        }
+        let reference = match &request.reference {
+            Some(text) => arm("ref", text)?,
+            None => default_arms()?.0,
+        };
+        (reference.clone(), reference)
+    } else {
+        arms(request)?
+    };
     let trees = if request.trees.is_empty() {
         fixtures::STANDARD_TREES
             .iter()
@@ -95,7 +124,13 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
     };
     let mut trees = trees;
     distinct_names(&mut trees);
-    let (flag_sets, groups) = flag_sets(&request.sets)?;
+    let (flag_sets, groups) = flag_sets(request, &reference)?;
+    let runs = match request.runs {
+        Some(0) => return Err(ConfigError::NoRuns),
+        Some(n) => n,
+        None if request.self_check => SELF_CHECK_RUNS,
+        None => 1,
+    };
     let jobs = match request.jobs {
         Some(0) => return Err(ConfigError::NoJobs),
         Some(n) => n,
@@ -116,6 +151,9 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
         trees,
         flag_sets,
         groups,
+        runs,
+        self_check: request.self_check,
+        env: request.env.clone(),
         jobs,
         timeout: request.timeout,
         user: arm_user(request)?,
@@ -127,17 +165,20 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
 fn arms(request: &RunRequest) -> Result<(Arm, Arm), ConfigError> {
     match (&request.reference, &request.candidate) {
         (Some(reference), Some(candidate)) => Ok((arm("ref", reference)?, arm("cand", candidate)?)),
-        (None, None) => {
-            let exe = std::env::current_exe().map_err(ConfigError::OwnExe)?;
-            let exe = exe.to_string_lossy().into_owned();
-            let engine = |name: &str| Arm {
-                command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
-                is_eqcheck: true,
-            };
-            Ok((engine("reference"), engine("fast")))
-        }
+        (None, None) => default_arms(),
         _ => Err(ConfigError::OneArm),
     }
+}
+
+/// eqcheck's own engines: reference against fast.
+fn default_arms() -> Result<(Arm, Arm), ConfigError> {
+    let exe = std::env::current_exe().map_err(ConfigError::OwnExe)?;
+    let exe = exe.to_string_lossy().into_owned();
+    let engine = |name: &str| Arm {
+        command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
+        is_eqcheck: true,
+    };
+    Ok((engine("reference"), engine("fast")))
 }
 
 fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
@@ -165,24 +206,32 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
 
 /// A program named with a path must be a file there; a bare name must be on PATH.
 fn check_program(program: &str) -> Result<(), String> {
+    match locate_program(program) {
+        Some(_) => Ok(()),
+        None if Path::new(program).components().count() > 1 => {
+            Err("does not exist (or is not a file)".into())
+        }
+        None => Err("not found on PATH".into()),
+    }
+}
+
+/// The file a program name runs: the path itself when it has a folder part, else
+/// the first match on PATH.
+pub fn locate_program(program: &str) -> Option<PathBuf> {
     let path = Path::new(program);
     if path.components().count() > 1 {
-        return if path.is_file() {
-            Ok(())
-        } else {
-            Err("does not exist (or is not a file)".into())
-        };
+        return path.is_file().then(|| path.to_path_buf());
     }
     let search = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&search).any(|dir| {
+    std::env::split_paths(&search).find_map(|dir| {
         let candidate = dir.join(program);
-        candidate.is_file() || (cfg!(windows) && candidate.with_extension("exe").is_file())
-    });
-    if found {
-        Ok(())
-    } else {
-        Err("not found on PATH".into())
-    }
+        if candidate.is_file() {
+            Some(candidate)
+        } else {
+            let exe = candidate.with_extension("exe");
+            (cfg!(windows) && exe.is_file()).then_some(exe)
+        }
+    })
 }
 
 fn tree(name: &str) -> Result<TreeSource, ConfigError> {
@@ -223,21 +272,56 @@ fn distinct_names(trees: &mut [TreeSource]) {
     }
 }
 
-/// `--sets`: a flag-set file by path (every group), or groups of the built-in walk sets.
-fn flag_sets(selector: &str) -> Result<(FlagSetFile, Vec<String>), ConfigError> {
-    let path = Path::new(selector);
-    let file = if path.is_file() || selector.ends_with(".sets") {
-        flagset::load(path)?
-    } else {
-        flagset::builtin("walk").expect("the walk flag sets are built in")
+/// The flag-set file and the groups `--sets` selects from it. The file is
+/// `--flagsets` (a path or a built-in name), or a file `--sets` names, or the
+/// built-in file named after the reference program (`dust`, `du`, `find`; `bfs`
+/// takes `find`'s), or `walk`.
+fn flag_sets(
+    request: &RunRequest,
+    reference: &Arm,
+) -> Result<(FlagSetFile, Vec<String>), ConfigError> {
+    let selector = request.sets.as_str();
+    let sets_is_file = Path::new(selector).is_file() || selector.ends_with(".sets");
+    let file = match (&request.flagsets, sets_is_file) {
+        (Some(named), _) => named_flag_sets(named)?,
+        (None, true) => flagset::load(Path::new(selector))?,
+        (None, false) => {
+            let program = reference.command.first().map(Path::new);
+            let stem = program
+                .and_then(Path::file_stem)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let name = match stem.as_str() {
+                _ if reference.is_eqcheck => "walk",
+                "bfs" => "find",
+                other => other,
+            };
+            flagset::builtin(name).unwrap_or_else(|| {
+                flagset::builtin("walk").expect("the walk flag sets are built in")
+            })
+        }
     };
-    let which = if path.is_file() || selector.ends_with(".sets") {
+    let which = if sets_is_file && request.flagsets.is_none() {
         "all"
     } else {
         selector
     };
     let groups = file.select(which)?.iter().map(|g| g.name.clone()).collect();
     Ok((file, groups))
+}
+
+/// `--flagsets`: a file when one exists at that path, else a built-in name.
+fn named_flag_sets(named: &str) -> Result<FlagSetFile, ConfigError> {
+    let path = Path::new(named);
+    if path.is_file() || named.contains(['/', '\\']) || named.ends_with(".sets") {
+        return Ok(flagset::load(path)?);
+    }
+    flagset::builtin(named).ok_or_else(|| {
+        ConfigError::NoFlagSets(
+            named.to_string(),
+            flagset::builtin_names().collect::<Vec<_>>().join(", "),
+        )
+    })
 }
 
 /// The uid and gid arms run as by default when eqcheck runs as root: `nobody`.

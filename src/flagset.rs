@@ -1,17 +1,32 @@
-//! Flag-set files (`flagsets/*.sets`): a description, common arguments put before
-//! every set, and named groups of sets, one set per line split shell-word style.
-//! `(none)` is the empty set. Anything malformed is reported as `FILE:LINE: what`.
+//! Flag-set files (`flagsets/*.sets`), one per program: a description, common
+//! arguments put before every set, where the tree goes, environment overrides,
+//! named groups of sets (one set per line, split shell-word style; `(none)` is the
+//! empty set) and the normalizer rules, each scoped to groups and a stream.
+//! Anything malformed is reported as `FILE:LINE: what`.
 //!
 //! ```text
 //! # comment
-//! description = eqcheck walk, reference engine against fast engine
-//! common = --engine-independent-flag
+//! description = dust, as the bulk-listing PR ran it
+//! common = -P -c -w 200
+//! operand = {tree}
+//! env.RUST_BACKTRACE = 0
 //! [sizes]
 //! (none)
 //! -b -a
+//! [rule permission-list]
+//! kind = sort-items
+//! stream = stderr
+//! groups = all
+//! pattern = ^Did not have permissions for directories: (?P<items>.+)$
+//! separator = ", "
 //! ```
+//!
+//! A value is taken as written, trimmed; one in double quotes is a JSON string, for
+//! spaces at its ends or escapes.
 
 use std::path::Path;
+
+use crate::normalize::{Rule, RuleDraft};
 
 /// A parse or selection error, naming the file and line where there is one.
 #[derive(Debug, thiserror::Error)]
@@ -67,11 +82,23 @@ pub struct FlagSetFile {
     pub file: String,
     pub description: String,
     pub common: Vec<String>,
+    /// The words that put the tree on the command line, after the set; `{tree}`
+    /// in a set (such as `-X {tree}/a`) is replaced but does not place the tree.
+    pub operand: Vec<String>,
+    /// Environment overrides for both arms, on top of the pinned environment.
+    pub env: Vec<(String, String)>,
     pub groups: Vec<Group>,
+    /// Normalizer rules in file order, which is the order they apply in.
+    pub rules: Vec<Rule>,
 }
 
 /// The flag-set files compiled into the binary, by name.
 const BUILTIN: &[(&str, &str)] = &[("walk", include_str!("../flagsets/walk.sets"))];
+
+/// The names of the built-in flag-set files.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN.iter().map(|(name, _)| *name)
+}
 
 /// A built-in flag-set file by name (`walk`).
 pub fn builtin(name: &str) -> Option<FlagSetFile> {
@@ -95,17 +122,41 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
         file: file.to_string(),
         description: String::new(),
         common: Vec::new(),
+        operand: vec![crate::matrix::plan::TREE_PLACEHOLDER.to_string()],
+        env: Vec::new(),
         groups: Vec::new(),
+        rules: Vec::new(),
     };
+    let syntax_at = |line: usize, message: String| FlagSetError::Syntax {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    // The section the next lines belong to.
+    enum Section {
+        Header,
+        Group,
+        Rule(RuleDraft),
+    }
+    let mut section = Section::Header;
     let mut last_line = 0;
+    let finish_rule = |draft: RuleDraft, parsed: &mut FlagSetFile| {
+        if parsed.rules.iter().any(|r| r.name == draft.name) {
+            return Err(syntax_at(
+                draft.line,
+                format!("rule `{}` is defined twice", draft.name),
+            ));
+        }
+        let rule = draft
+            .build()
+            .map_err(|(line, message)| syntax_at(line, message))?;
+        parsed.rules.push(rule);
+        Ok(())
+    };
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         last_line = line;
-        let syntax = |message: String| FlagSetError::Syntax {
-            file: file.to_string(),
-            line,
-            message,
-        };
+        let syntax = |message: String| syntax_at(line, message);
         let trimmed = raw.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -114,15 +165,37 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
             let name = header
                 .strip_suffix(']')
                 .map(str::trim)
-                .filter(|n| !n.is_empty() && !n.contains([',', ' ']))
+                .filter(|n| !n.is_empty())
                 .ok_or_else(|| {
-                    syntax(format!("bad group header `{trimmed}` (expected `[name]`)"))
+                    syntax(format!(
+                        "bad header `{trimmed}` (expected `[group]` or `[rule NAME]`)"
+                    ))
                 })?;
-            if name == "all" {
-                return Err(syntax("`all` is reserved: it selects every group".into()));
-            }
             if let Some(empty) = parsed.groups.last().filter(|g| g.sets.is_empty()) {
                 return Err(syntax(format!("group `{}` has no sets", empty.name)));
+            }
+            if let Section::Rule(draft) = std::mem::replace(&mut section, Section::Header) {
+                finish_rule(draft, &mut parsed)?;
+            }
+            if let Some(rule) = name.strip_prefix("rule ") {
+                let rule = rule.trim();
+                if rule.is_empty() || rule.contains([',', ' ']) {
+                    return Err(syntax(format!("bad rule name `{rule}`")));
+                }
+                section = Section::Rule(RuleDraft {
+                    name: rule.to_string(),
+                    line,
+                    keys: Vec::new(),
+                });
+                continue;
+            }
+            if name.contains([',', ' ']) {
+                return Err(syntax(format!(
+                    "bad header `{trimmed}` (expected `[group]` or `[rule NAME]`)"
+                )));
+            }
+            if name == "all" {
+                return Err(syntax("`all` is reserved: it selects every group".into()));
             }
             if parsed.groups.iter().any(|g| g.name == name) {
                 return Err(syntax(format!("group `{name}` is defined twice")));
@@ -131,55 +204,111 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
                 name: name.to_string(),
                 sets: Vec::new(),
             });
+            section = Section::Group;
             continue;
         }
-        let Some(group) = parsed.groups.last_mut() else {
-            let (key, value) = trimmed.split_once('=').ok_or_else(|| {
-                syntax(format!(
-                    "expected `key = value` or a `[group]` header, found `{trimmed}`"
-                ))
-            })?;
-            let value = value.trim();
-            match key.trim() {
-                "description" => parsed.description = value.to_string(),
-                "common" => {
-                    parsed.common = shell_words::split(value)
-                        .map_err(|e| syntax(format!("cannot split common args: {e}")))?
-                }
-                other => {
-                    return Err(syntax(format!(
-                        "unknown key `{other}` (description, common)"
-                    )))
-                }
+        match &mut section {
+            Section::Header => {
+                let (key, value) = key_value(trimmed).map_err(&syntax)?;
+                header_key(&mut parsed, &key, value).map_err(&syntax)?;
             }
-            continue;
-        };
-        let args = if trimmed == "(none)" {
-            Vec::new()
-        } else {
-            shell_words::split(trimmed).map_err(|e| syntax(format!("cannot split set: {e}")))?
-        };
-        if let Some(twin) = group.sets.iter().find(|s| s.args == args) {
-            return Err(syntax(format!(
-                "set `{trimmed}` repeats line {}",
-                twin.line
-            )));
+            Section::Rule(draft) => {
+                let (key, value) = key_value(trimmed).map_err(&syntax)?;
+                draft.keys.push((key, value, line));
+            }
+            Section::Group => {
+                let group = parsed
+                    .groups
+                    .last_mut()
+                    .expect("a group section has a group");
+                let args = if trimmed == "(none)" {
+                    Vec::new()
+                } else {
+                    shell_words::split(trimmed)
+                        .map_err(|e| syntax(format!("cannot split set: {e}")))?
+                };
+                if let Some(twin) = group.sets.iter().find(|s| s.args == args) {
+                    return Err(syntax(format!(
+                        "set `{trimmed}` repeats line {}",
+                        twin.line
+                    )));
+                }
+                group.sets.push(FlagSet { line, args });
+            }
         }
-        group.sets.push(FlagSet { line, args });
+    }
+    if let Section::Rule(draft) = section {
+        finish_rule(draft, &mut parsed)?;
     }
     match parsed.groups.last() {
-        None => Err(FlagSetError::Syntax {
-            file: file.to_string(),
-            line: last_line.max(1),
-            message: "no `[group]` with sets".into(),
-        }),
-        Some(group) if group.sets.is_empty() => Err(FlagSetError::Syntax {
-            file: file.to_string(),
-            line: last_line,
-            message: format!("group `{}` has no sets", group.name),
-        }),
-        Some(_) => Ok(parsed),
+        None => return Err(syntax_at(last_line.max(1), "no `[group]` with sets".into())),
+        Some(group) if group.sets.is_empty() => {
+            return Err(syntax_at(
+                last_line,
+                format!("group `{}` has no sets", group.name),
+            ))
+        }
+        Some(_) => {}
     }
+    for rule in &parsed.rules {
+        for group in rule.groups.iter().flatten() {
+            if !parsed.groups.iter().any(|g| &g.name == group) {
+                return Err(syntax_at(
+                    rule.line,
+                    format!("rule `{}` names no such group `{group}`", rule.name),
+                ));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// `key = value`, with a double-quoted value read as a JSON string.
+fn key_value(line: &str) -> Result<(String, String), String> {
+    let (key, value) = line
+        .split_once('=')
+        .ok_or_else(|| format!("expected `key = value` or a `[group]` header, found `{line}`"))?;
+    let value = value.trim();
+    let value = if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') {
+        serde_json::from_str::<String>(value)
+            .map_err(|e| format!("bad quoted value {value}: {e}"))?
+    } else {
+        value.to_string()
+    };
+    Ok((key.trim().to_string(), value))
+}
+
+fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), String> {
+    match key {
+        "description" => parsed.description = value,
+        "common" => {
+            parsed.common =
+                shell_words::split(&value).map_err(|e| format!("cannot split common args: {e}"))?
+        }
+        "operand" => {
+            parsed.operand =
+                shell_words::split(&value).map_err(|e| format!("cannot split the operand: {e}"))?
+        }
+        other => match other.strip_prefix("env.") {
+            Some(name) if is_env_name(name) => {
+                parsed.env.retain(|(n, _)| n != name);
+                parsed.env.push((name.to_string(), value));
+            }
+            Some(name) => return Err(format!("`{name}` is not an environment variable name")),
+            None => {
+                return Err(format!(
+                    "unknown key `{other}` (description, common, operand, env.NAME)"
+                ))
+            }
+        },
+    }
+    Ok(())
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 impl FlagSetFile {
@@ -241,7 +370,7 @@ mod tests {
         );
         assert_eq!(
             error_of("colour = red\n[g]\n-a\n"),
-            "x.sets:1: unknown key `colour` (description, common)"
+            "x.sets:1: unknown key `colour` (description, common, operand, env.NAME)"
         );
         assert!(error_of("# nothing\n").contains("no `[group]`"));
     }

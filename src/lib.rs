@@ -11,6 +11,7 @@ pub mod exit;
 pub mod fixtures;
 pub mod flagset;
 pub mod matrix;
+pub mod normalize;
 pub mod outcome;
 pub mod report;
 pub mod walk;

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole run.
 #[derive(Debug, Serialize)]
@@ -15,11 +15,17 @@ pub struct RunOutcome {
     pub candidate: ArmInfo,
     /// The flag-set file the sets came from.
     pub flag_sets: String,
+    /// How many times each arm ran each case (`--runs`).
+    pub runs: usize,
+    /// `--self-check`: the candidate is the reference itself.
+    pub self_check: bool,
     /// Who the arms ran as.
     pub arms_ran_as: String,
     /// Things the reader must know before trusting the verdicts.
     pub warnings: Vec<String>,
     pub trees: Vec<TreeInfo>,
+    /// Every normalizer rule of the flag-set file and how much it fired.
+    pub rules: Vec<RuleAudit>,
     pub cases: Vec<CaseOutcome>,
 }
 
@@ -27,6 +33,30 @@ pub struct RunOutcome {
 #[derive(Debug, Serialize)]
 pub struct ArmInfo {
     pub command: Vec<String>,
+    /// The program's file, as found on PATH (absent when it cannot be found).
+    pub binary: Option<String>,
+    /// The sha256 of that file, so a report says exactly which build ran.
+    pub sha256: Option<String>,
+    /// Who the arm ran as.
+    pub user: String,
+}
+
+/// A normalizer rule and how often it changed something over the whole run.
+#[derive(Debug, Serialize)]
+pub struct RuleAudit {
+    pub name: String,
+    pub kind: String,
+    /// `FILE:LINE` of its `[rule NAME]` header.
+    pub declared_at: String,
+    pub stream: String,
+    /// The groups it is scoped to; empty for all.
+    pub groups: Vec<String>,
+    /// Cases in which it changed something.
+    pub cases_fired: usize,
+    /// Changes it made, summed over all cases, both arms and both streams.
+    pub times_fired: usize,
+    /// It never fired: a rule nobody needs, or one whose pattern no longer matches.
+    pub unused: bool,
 }
 
 /// One tree the cases ran over, with what it held when the arms ran.
@@ -67,8 +97,21 @@ pub struct CaseOutcome {
     pub reference: ArmRun,
     pub candidate: ArmRun,
     pub verdict: Verdict,
-    /// Per stream, present when both arms ran to completion.
+    /// Per stream, present when both arms ran to completion and agreed with
+    /// themselves.
     pub streams: Vec<StreamResult>,
+    /// Rules (and the tree-root rewrite) that changed something in this case, with
+    /// how many times, over both arms and both streams.
+    pub fired: Vec<Fired>,
+    /// Limits that were hit (output too large to normalize or diff in full).
+    pub notes: Vec<String>,
+}
+
+/// A rule that changed something in a case, and how many times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fired {
+    pub rule: String,
+    pub times: usize,
 }
 
 /// How one arm of one case ran.
@@ -77,8 +120,13 @@ pub struct ArmRun {
     pub argv: Vec<String>,
     /// The command to paste into a shell to run this arm again by hand.
     pub repro: String,
+    /// How the first run ended (the one compared); with `--runs`, every run is in
+    /// `durations_ms` and a run that ended otherwise makes the case an error or flaky.
     pub status: ArmStatus,
+    /// The first run's wall time.
     pub duration_ms: f64,
+    /// Every run's wall time, in run order.
+    pub durations_ms: Vec<f64>,
 }
 
 /// How an arm ended. Only `Exited` and `Signaled` runs are ever compared.
@@ -108,25 +156,72 @@ impl ArmStatus {
     }
 }
 
-/// A case's verdict.
+/// A case's verdict, from best to worst: identical, order-only,
+/// equal-after-normalization; then differs, flaky, and the two that mean the case
+/// could not be judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every stream and the exit status equal, byte for byte.
     Identical,
-    /// At least one stream or the exit status differs.
+    /// Equal once the sorting rules ran (and no other rule was needed).
+    OrderOnly,
+    /// Equal once rewriting rules (masks, canonical JSON, the tree root) ran.
+    EqualAfterNormalization,
+    /// At least one stream or the exit status differs after normalization.
     Differs,
-    /// The case could not be judged (an arm failed to start, timed out, was killed).
+    /// With `--runs`, an arm disagreed with itself; the arms are not compared.
+    Flaky { arms: Vec<FlakyArm> },
+    /// The case could not be judged (an arm failed to start, timed out, was
+    /// killed, or the normalizers were caught hiding a difference).
     Error { reason: String },
     /// The tree's fingerprint moved while the arms ran: the outputs describe two
     /// different trees and are not compared.
     TreeChanged { arm: String, changes: Vec<String> },
 }
 
+/// One arm that disagreed with itself: each different output it gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlakyArm {
+    pub arm: String,
+    pub variants: Vec<Variant>,
+}
+
+/// One of the outputs a flaky arm gave, and in which runs (numbered from 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    pub runs: Vec<usize>,
+    pub status: String,
+    /// For every variant but the first: a diff from the first variant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
 impl Verdict {
     /// Whether the case could not be judged (counted as an error).
     pub fn is_error(&self) -> bool {
         matches!(self, Verdict::Error { .. } | Verdict::TreeChanged { .. })
+    }
+
+    /// Whether the arms were judged equal (raw, order-only, or after normalization).
+    pub fn is_equal(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Identical | Verdict::OrderOnly | Verdict::EqualAfterNormalization
+        )
+    }
+
+    /// The verdict's name as reports print it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Identical => "identical",
+            Verdict::OrderOnly => "order-only",
+            Verdict::EqualAfterNormalization => "equal-after-normalization",
+            Verdict::Differs => "differs",
+            Verdict::Flaky { .. } => "flaky",
+            Verdict::Error { .. } => "error",
+            Verdict::TreeChanged { .. } => "tree-changed",
+        }
     }
 }
 
@@ -140,25 +235,71 @@ pub enum Stream {
     Status,
 }
 
+impl Stream {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+            Stream::Status => "exit status",
+        }
+    }
+}
+
+/// How one stream compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamVerdict {
+    Identical,
+    OrderOnly,
+    EqualAfterNormalization,
+    Differs,
+}
+
 /// One stream's comparison.
 #[derive(Debug, Serialize)]
 pub struct StreamResult {
     pub stream: Stream,
-    pub identical: bool,
+    pub verdict: StreamVerdict,
+    /// Order-only: the first lines that stand in different places.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub displaced: Vec<String>,
     /// A unified diff of the normalized text when the stream differs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
 }
 
 impl RunOutcome {
-    /// 3 when any case could not be judged, else 1 when any differs, else 0.
+    /// 3 when any case could not be judged, else 1 when any differs or is flaky,
+    /// else 0 (identical, order-only and equal-after-normalization are all allowed).
     pub fn exit_code(&self) -> u8 {
         if self.cases.iter().any(|c| c.verdict.is_error()) {
             crate::exit::HARNESS_FAILURE
-        } else if self.cases.iter().any(|c| c.verdict == Verdict::Differs) {
+        } else if self.cases.iter().any(|c| !c.verdict.is_equal()) {
             crate::exit::DIFFERENCES
         } else {
             crate::exit::ALL_EQUAL
         }
     }
+
+    /// How many cases have each verdict label, in the order of [`VERDICT_LABELS`].
+    pub fn count(&self, tree: Option<&str>, label: &str) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| tree.is_none_or(|t| c.tree == t))
+            .filter(|c| match label {
+                "error" => c.verdict.is_error(),
+                other => c.verdict.label() == other,
+            })
+            .count()
+    }
 }
+
+/// Verdict labels as summaries count them; tree-changed counts as an error.
+pub const VERDICT_LABELS: &[&str] = &[
+    "identical",
+    "order-only",
+    "equal-after-normalization",
+    "differs",
+    "flaky",
+    "error",
+];

@@ -1,80 +1,615 @@
-//! Judging a case: raw bytes first, then with the tree root rewritten to `{tree}`
-//! (the one rewrite that is always on), per stream and for the exit status, with a
-//! unified diff of each stream that differs. Runs that did not complete are never
-//! compared.
+//! Judging a case. Runs that did not complete are never compared. With `--runs`,
+//! each arm's runs are first compared with each other (after normalization), and
+//! an arm that disagrees with itself makes the case flaky. Then, per stream: raw
+//! bytes (equal: identical); the tree root rewritten to `{tree}` and the rules in
+//! force for the set's group and that stream (equal: order-only when sorting was
+//! all it took, else equal-after-normalization); otherwise differs, with a unified
+//! diff of the normalized text. Last comes the trust check: a copy of the
+//! candidate's output with one byte changed, and one with a line dropped, must
+//! still be judged different, or the normalizers hide differences and the case is
+//! an error.
+//!
+//! Memory stays bounded: outputs are files, a stream larger than
+//! [`NORMALIZE_CAP`] is compared by hash and its first difference found by
+//! streaming, and diffs of more than [`DIFF_CAP`] show the first difference only.
+//! Each limit that is hit is noted in the case.
 
-use std::io;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+
+use sha2::{Digest, Sha256};
 
 use super::exec::Captured;
 use super::plan::TREE_PLACEHOLDER;
-use crate::outcome::{ArmStatus, Stream, StreamResult, Verdict};
+use crate::normalize::{Rule, TREE_ROOT_RULE};
+use crate::outcome::{
+    ArmStatus, Fired, FlakyArm, Stream, StreamResult, StreamVerdict, Variant, Verdict,
+};
+
+/// Largest stream (per arm) that is loaded, normalized and diffed in memory.
+pub const NORMALIZE_CAP: u64 = 8 << 20;
+
+/// Largest normalized text handed to the line diff; beyond it, the first
+/// difference is shown with context.
+pub const DIFF_CAP: usize = 2 << 20;
 
 /// Lines of diff kept per stream; the rest is counted, not shown.
 const DIFF_LINES_SHOWN: usize = 400;
 
-/// Compares what two arms left behind for one case.
-pub fn judge(
-    reference: &Captured,
-    candidate: &Captured,
-    tree_root: &Path,
-) -> (Verdict, Vec<StreamResult>) {
-    for (arm, captured) in [("reference", reference), ("candidate", candidate)] {
-        if !captured.status.completed() {
-            let reason = format!("{arm} arm {}", captured.status.describe());
-            return (Verdict::Error { reason }, Vec::new());
-        }
-    }
-    let mut streams = Vec::new();
-    for (stream, ours, theirs) in [
-        (Stream::Stdout, &reference.stdout, &candidate.stdout),
-        (Stream::Stderr, &reference.stderr, &candidate.stderr),
-    ] {
-        match compare_files(ours, theirs, tree_root) {
-            Ok(result) => streams.push(StreamResult { stream, ..result }),
-            Err(err) => {
-                let reason = format!("cannot read captured {stream:?} output: {err}");
-                return (Verdict::Error { reason }, streams);
-            }
-        }
-    }
-    streams.push(compare_status(&reference.status, &candidate.status));
-    let verdict = if streams.iter().all(|s| s.identical) {
-        Verdict::Identical
-    } else {
-        Verdict::Differs
-    };
-    (verdict, streams)
+/// Displaced lines shown for an order-only stream.
+const DISPLACED_SHOWN: usize = 3;
+
+/// Places in an output where the trust check changes one byte; the rules hide
+/// the change only if they hide it at every one of them.
+const MUTATION_POINTS: usize = 5;
+
+/// The rules in force for one case (its group), by stream.
+pub struct CaseRules<'a> {
+    pub group: &'a str,
+    pub rules: &'a [Rule],
 }
 
-fn compare_files(reference: &Path, candidate: &Path, tree_root: &Path) -> io::Result<StreamResult> {
-    let ours = std::fs::read(reference)?;
-    let theirs = std::fs::read(candidate)?;
-    let same = |identical| StreamResult {
-        stream: Stream::Stdout,
-        identical,
-        diff: None,
+impl CaseRules<'_> {
+    fn for_stream(&self, stream: Stream) -> Vec<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| r.applies(self.group, stream))
+            .collect()
+    }
+}
+
+/// What judging a case found.
+pub struct Judged {
+    pub verdict: Verdict,
+    pub streams: Vec<StreamResult>,
+    pub fired: Vec<Fired>,
+    pub notes: Vec<String>,
+}
+
+/// Tallies of rules that changed something.
+#[derive(Default)]
+struct Tally(BTreeMap<String, usize>);
+
+impl Tally {
+    fn add(&mut self, fired: &[(String, usize)]) {
+        for (rule, times) in fired {
+            *self.0.entry(rule.clone()).or_default() += times;
+        }
+    }
+
+    fn into_fired(self) -> Vec<Fired> {
+        self.0
+            .into_iter()
+            .map(|(rule, times)| Fired { rule, times })
+            .collect()
+    }
+}
+
+/// A case's judge: the tree root, the rules, and what it has tallied so far.
+struct Judge<'a> {
+    root: &'a [u8],
+    rules: &'a CaseRules<'a>,
+    tally: Tally,
+    notes: Vec<String>,
+}
+
+/// Compares every run two arms made of one case; `reference[0]` and
+/// `candidate[0]` are the runs compared with each other.
+pub fn judge(
+    reference: &[Captured],
+    candidate: &[Captured],
+    tree_root: &Path,
+    rules: &CaseRules,
+) -> Judged {
+    let mut judge = Judge {
+        root: tree_root.as_os_str().as_encoded_bytes(),
+        rules,
+        tally: Tally::default(),
+        notes: Vec::new(),
     };
-    if ours == theirs {
-        return Ok(same(true));
+    let verdict = judge.verdict(reference, candidate);
+    let (verdict, streams) = match verdict {
+        Ok(found) => found,
+        Err(err) => (
+            Verdict::Error {
+                reason: format!("cannot read the captured output: {err}"),
+            },
+            Vec::new(),
+        ),
+    };
+    Judged {
+        verdict,
+        streams,
+        fired: judge.tally.into_fired(),
+        notes: judge.notes,
     }
-    let root = tree_root.as_os_str().as_encoded_bytes();
-    let ours = rewrite_root(&ours, root);
-    let theirs = rewrite_root(&theirs, root);
-    if ours == theirs {
-        return Ok(same(true));
+}
+
+impl Judge<'_> {
+    fn verdict(
+        &mut self,
+        reference: &[Captured],
+        candidate: &[Captured],
+    ) -> io::Result<(Verdict, Vec<StreamResult>)> {
+        for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
+            for (i, run) in runs.iter().enumerate() {
+                if !run.status.completed() {
+                    let which = if runs.len() > 1 {
+                        format!("{arm} arm (run {})", i + 1)
+                    } else {
+                        format!("{arm} arm")
+                    };
+                    let reason = format!("{which} {}", run.status.describe());
+                    return Ok((Verdict::Error { reason }, Vec::new()));
+                }
+            }
+        }
+        let mut flaky = Vec::new();
+        for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
+            let variants = self.variants(runs)?;
+            if variants.len() > 1 {
+                flaky.push(FlakyArm {
+                    arm: arm.to_string(),
+                    variants,
+                });
+            }
+        }
+        if !flaky.is_empty() {
+            return Ok((Verdict::Flaky { arms: flaky }, Vec::new()));
+        }
+        let (ours, theirs) = (&reference[0], &candidate[0]);
+        let mut streams = Vec::new();
+        for (stream, a, b) in [
+            (Stream::Stdout, &ours.stdout, &theirs.stdout),
+            (Stream::Stderr, &ours.stderr, &theirs.stderr),
+        ] {
+            streams.push(self.stream(stream, a, b)?);
+        }
+        streams.push(compare_status(&ours.status, &theirs.status));
+        let verdict = if streams.iter().any(|s| s.verdict == StreamVerdict::Differs) {
+            Verdict::Differs
+        } else if streams
+            .iter()
+            .any(|s| s.verdict == StreamVerdict::EqualAfterNormalization)
+        {
+            Verdict::EqualAfterNormalization
+        } else if streams
+            .iter()
+            .any(|s| s.verdict == StreamVerdict::OrderOnly)
+        {
+            Verdict::OrderOnly
+        } else {
+            Verdict::Identical
+        };
+        for (stream, a, b) in [
+            (Stream::Stdout, &ours.stdout, &theirs.stdout),
+            (Stream::Stderr, &ours.stderr, &theirs.stderr),
+        ] {
+            if let Some(hidden) = self.hides_differences(stream, a, b)? {
+                return Ok((Verdict::Error { reason: hidden }, streams));
+            }
+        }
+        Ok((verdict, streams))
     }
-    Ok(StreamResult {
-        diff: Some(unified_diff(&ours, &theirs)),
-        ..same(false)
-    })
+
+    /// Normalizes with every rule for the stream, or only with the sorting rules.
+    fn normalize(&self, raw: &[u8], stream: Stream, only_reorders: bool) -> Normalized {
+        let mut fired = Vec::new();
+        let rooted = rewrite_root(raw, self.root);
+        if rooted.as_slice() != raw {
+            let times = count(raw, self.root);
+            fired.push((TREE_ROOT_RULE.to_string(), times));
+        }
+        let mut text = rooted;
+        for rule in self.rules.for_stream(stream) {
+            if only_reorders && !rule.kind.only_reorders() {
+                continue;
+            }
+            let (out, times) = rule.apply(&text);
+            if times > 0 {
+                fired.push((rule.name.clone(), times));
+                text = out;
+            }
+        }
+        Normalized { text, fired }
+    }
+
+    fn stream(&mut self, stream: Stream, ours: &Path, theirs: &Path) -> io::Result<StreamResult> {
+        let result = |verdict, displaced, diff| StreamResult {
+            stream,
+            verdict,
+            displaced,
+            diff,
+        };
+        let (a, b) = (load(ours)?, load(theirs)?);
+        let (a, b) = match (a, b) {
+            (Loaded::Text(a), Loaded::Text(b)) => (a, b),
+            _ => {
+                // Too large to normalize: compare by hash, show the first difference.
+                if digest_file(ours)? == digest_file(theirs)? {
+                    return Ok(result(StreamVerdict::Identical, Vec::new(), None));
+                }
+                self.notes.push(format!(
+                    "{}: larger than {} MiB, so compared raw (no rules) and only its first difference shown",
+                    stream.name(),
+                    NORMALIZE_CAP >> 20
+                ));
+                let diff = first_difference(
+                    BufReader::new(File::open(ours)?),
+                    BufReader::new(File::open(theirs)?),
+                )?;
+                return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
+            }
+        };
+        if a == b {
+            return Ok(result(StreamVerdict::Identical, Vec::new(), None));
+        }
+        let (na, nb) = (
+            self.normalize(&a, stream, false),
+            self.normalize(&b, stream, false),
+        );
+        self.tally.add(&na.fired);
+        self.tally.add(&nb.fired);
+        if na.text != nb.text {
+            let diff = self.diff(stream, &na.text, &nb.text)?;
+            return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
+        }
+        let (ra, rb) = (rewrite_root(&a, self.root), rewrite_root(&b, self.root));
+        if ra != rb
+            && self.normalize(&a, stream, true).text == self.normalize(&b, stream, true).text
+        {
+            return Ok(result(StreamVerdict::OrderOnly, displaced(&ra, &rb), None));
+        }
+        Ok(result(
+            StreamVerdict::EqualAfterNormalization,
+            Vec::new(),
+            None,
+        ))
+    }
+
+    fn diff(&mut self, stream: Stream, ours: &[u8], theirs: &[u8]) -> io::Result<String> {
+        if ours.len().max(theirs.len()) > DIFF_CAP {
+            self.notes.push(format!(
+                "{}: normalized text larger than {} MiB, so only its first difference is shown",
+                stream.name(),
+                DIFF_CAP >> 20
+            ));
+            return first_difference(ours, theirs);
+        }
+        Ok(unified_diff(ours, theirs))
+    }
+
+    /// The distinct outputs among one arm's runs, each with the runs that gave it.
+    fn variants(&mut self, runs: &[Captured]) -> io::Result<Vec<Variant>> {
+        if runs.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut seen: Vec<RunOutput> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut representative: Vec<usize> = Vec::new();
+        for (i, run) in runs.iter().enumerate() {
+            let output = self.run_output(run)?;
+            match seen.iter().position(|s| s.digest == output.digest) {
+                Some(v) => members[v].push(i + 1),
+                None => {
+                    seen.push(output);
+                    members.push(vec![i + 1]);
+                    representative.push(i);
+                }
+            }
+        }
+        if seen.len() == 1 {
+            self.tally_run_to_run(runs)?;
+            return Ok(Vec::new());
+        }
+        let mut variants = Vec::new();
+        for v in 0..seen.len() {
+            let diff = if v == 0 {
+                None
+            } else {
+                Some(self.variant_diff(
+                    (&runs[representative[0]], &seen[0]),
+                    (&runs[representative[v]], &seen[v]),
+                )?)
+            };
+            variants.push(Variant {
+                runs: members[v].clone(),
+                status: runs[representative[v]].status.describe(),
+                diff,
+            });
+        }
+        Ok(variants)
+    }
+
+    /// One run's normalized streams (when small enough) and a digest of them and
+    /// its exit status.
+    fn run_output(&self, run: &Captured) -> io::Result<RunOutput> {
+        let mut hasher = Sha256::new();
+        let mut texts = [None, None];
+        for (slot, (stream, path)) in [(Stream::Stdout, &run.stdout), (Stream::Stderr, &run.stderr)]
+            .into_iter()
+            .enumerate()
+        {
+            match load(path)? {
+                Loaded::Text(raw) => {
+                    let normalized = self.normalize(&raw, stream, false).text;
+                    hasher.update(b"text");
+                    hasher.update(Sha256::digest(&normalized));
+                    texts[slot] = Some(normalized);
+                }
+                Loaded::TooLarge => {
+                    hasher.update(b"file");
+                    hasher.update(digest_file(path)?);
+                }
+            }
+        }
+        hasher.update(run.status.describe().as_bytes());
+        let [stdout, stderr] = texts;
+        Ok(RunOutput {
+            digest: hasher.finalize().into(),
+            stdout,
+            stderr,
+        })
+    }
+
+    /// How one variant of a flaky arm differs from its first variant.
+    fn variant_diff(
+        &mut self,
+        (first_run, first): (&Captured, &RunOutput),
+        (other_run, other): (&Captured, &RunOutput),
+    ) -> io::Result<String> {
+        let mut text = String::new();
+        for (stream, a, b, path_a, path_b) in [
+            (
+                Stream::Stdout,
+                &first.stdout,
+                &other.stdout,
+                &first_run.stdout,
+                &other_run.stdout,
+            ),
+            (
+                Stream::Stderr,
+                &first.stderr,
+                &other.stderr,
+                &first_run.stderr,
+                &other_run.stderr,
+            ),
+        ] {
+            let part = match (a, b) {
+                (Some(a), Some(b)) if a == b => continue,
+                (Some(a), Some(b)) => self.diff(stream, a, b)?,
+                _ if digest_file(path_a)? == digest_file(path_b)? => continue,
+                _ => first_difference(
+                    BufReader::new(File::open(path_a)?),
+                    BufReader::new(File::open(path_b)?),
+                )?,
+            };
+            let part = part
+                .strip_prefix("--- reference\n+++ candidate\n")
+                .unwrap_or(&part);
+            text.push_str(&format!(
+                "{}:\n--- variant 1\n+++ this variant\n{part}",
+                stream.name()
+            ));
+        }
+        if first_run.status != other_run.status {
+            text.push_str(&format!(
+                "exit status:\n-{}\n+{}\n",
+                first_run.status.describe(),
+                other_run.status.describe()
+            ));
+        }
+        Ok(text)
+    }
+
+    /// Runs that agree only after normalization still count the rules they needed.
+    fn tally_run_to_run(&mut self, runs: &[Captured]) -> io::Result<()> {
+        for (stream, path_of) in [
+            (
+                Stream::Stdout,
+                (|c: &Captured| &c.stdout) as fn(&Captured) -> &std::path::PathBuf,
+            ),
+            (Stream::Stderr, |c: &Captured| &c.stderr),
+        ] {
+            let Loaded::Text(first) = load(path_of(&runs[0]))? else {
+                continue;
+            };
+            for run in &runs[1..] {
+                if let Loaded::Text(other) = load(path_of(run))? {
+                    if other != first {
+                        let fired = self.normalize(&other, stream, false).fired;
+                        self.tally.add(&fired);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The trust check for one stream: `Some(reason)` when the rules in force judge
+    /// a mutated candidate output equal to the reference.
+    fn hides_differences(
+        &mut self,
+        stream: Stream,
+        ours: &Path,
+        theirs: &Path,
+    ) -> io::Result<Option<String>> {
+        let rules = self.rules.for_stream(stream);
+        // The tree-root rewrite alone cannot hide a change: it maps one whole path
+        // to one placeholder and leaves every other byte as it was.
+        if rules.is_empty() {
+            return Ok(None);
+        }
+        let (Loaded::Text(a), Loaded::Text(b)) = (load(ours)?, load(theirs)?) else {
+            return Ok(None);
+        };
+        let expected = self.normalize(&a, stream, false).text;
+        let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+        let hidden = |what: String| {
+            Some(format!(
+                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
+                stream.name(),
+                names.join(", ")
+            ))
+        };
+        let changed = byte_mutations(&b);
+        if changed
+            .iter()
+            .all(|(_, m)| self.normalize(m, stream, false).text == expected)
+        {
+            let at: Vec<String> = changed.iter().map(|(at, _)| at.to_string()).collect();
+            return Ok(hidden(format!(
+                "the candidate's output with one byte changed (tried at byte {})",
+                at.join(", ")
+            )));
+        }
+        if let Some((line, dropped)) = line_drop(&b) {
+            if self.normalize(&dropped, stream, false).text == expected {
+                return Ok(hidden(format!(
+                    "the candidate's output with line {line} dropped"
+                )));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct Normalized {
+    text: Vec<u8>,
+    fired: Vec<(String, usize)>,
+}
+
+/// What one run gave, as flakiness compares it.
+struct RunOutput {
+    digest: [u8; 32],
+    stdout: Option<Vec<u8>>,
+    stderr: Option<Vec<u8>>,
+}
+
+/// A captured stream, in memory when it is small enough.
+enum Loaded {
+    Text(Vec<u8>),
+    TooLarge,
+}
+
+fn load(path: &Path) -> io::Result<Loaded> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() > NORMALIZE_CAP {
+        return Ok(Loaded::TooLarge);
+    }
+    let mut text = Vec::new();
+    file.take(NORMALIZE_CAP + 1).read_to_end(&mut text)?;
+    Ok(Loaded::Text(text))
+}
+
+/// The sha256 of a file, read in blocks.
+pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hasher.finalize().into())
+}
+
+/// Copies of `text` with one byte changed, at up to [`MUTATION_POINTS`] letters or
+/// digits spread over it (letters and digits, so that no rule may fairly call the
+/// change insignificant, as it may whitespace in JSON). Each comes with its offset.
+fn byte_mutations(text: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    if text.is_empty() {
+        return vec![(0, b"x".to_vec())];
+    }
+    let mut points: Vec<usize> = Vec::new();
+    for k in 0..MUTATION_POINTS {
+        let from = text.len() * k / MUTATION_POINTS;
+        let found = text[from..]
+            .iter()
+            .position(u8::is_ascii_alphanumeric)
+            .map(|p| from + p)
+            .or_else(|| {
+                text[from..]
+                    .iter()
+                    .position(|&b| b != b'\n')
+                    .map(|p| from + p)
+            });
+        if let Some(at) = found.filter(|at| !points.contains(at)) {
+            points.push(at);
+        }
+    }
+    if points.is_empty() {
+        points.push(0);
+    }
+    points
+        .into_iter()
+        .map(|at| {
+            let mut copy = text.to_vec();
+            copy[at] = match copy[at] {
+                b'9' => b'0',
+                b'z' => b'a',
+                b'Z' => b'A',
+                b if b.is_ascii_alphanumeric() => b + 1,
+                b'x' => b'y',
+                _ => b'x',
+            };
+            (at, copy)
+        })
+        .collect()
+}
+
+/// A copy of `text` without its middle line, with that line's number.
+fn line_drop(text: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let middle = lines.len() / 2;
+    let kept: Vec<u8> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != middle)
+        .flat_map(|(_, l)| l.iter().copied())
+        .collect();
+    Some((middle + 1, kept))
+}
+
+/// The first lines that stand in different places in two texts holding the same
+/// lines.
+fn displaced(ours: &[u8], theirs: &[u8]) -> Vec<String> {
+    let a: Vec<&[u8]> = ours.split(|&b| b == b'\n').collect();
+    let b: Vec<&[u8]> = theirs.split(|&b| b == b'\n').collect();
+    a.iter()
+        .zip(&b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .take(DISPLACED_SHOWN)
+        .map(|(i, (x, y))| {
+            format!(
+                "line {}: reference `{}`, candidate `{}`",
+                i + 1,
+                crate::fixtures::names::escaped(x),
+                crate::fixtures::names::escaped(y)
+            )
+        })
+        .collect()
 }
 
 fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult {
     let identical = reference == candidate;
     StreamResult {
         stream: Stream::Status,
-        identical,
+        verdict: if identical {
+            StreamVerdict::Identical
+        } else {
+            StreamVerdict::Differs
+        },
+        displaced: Vec::new(),
         diff: (!identical)
             .then(|| format!("-{}\n+{}\n", reference.describe(), candidate.describe())),
     }
@@ -92,10 +627,8 @@ pub fn rewrite_root(bytes: &[u8], root: &[u8]) -> Vec<u8> {
     while let Some(found) = find(&bytes[at..], root) {
         let start = at + found;
         let end = start + root.len();
-        let before_ok = start == 0 || !continues_path(bytes[start - 1]);
-        let after_ok = end == bytes.len() || !continues_name(bytes[end]) || root.ends_with(b"/");
         out.extend_from_slice(&bytes[at..start]);
-        if before_ok && after_ok {
+        if stands_alone(bytes, start, end, root) {
             out.extend_from_slice(TREE_PLACEHOLDER.as_bytes());
         } else {
             out.extend_from_slice(root);
@@ -104,6 +637,25 @@ pub fn rewrite_root(bytes: &[u8], root: &[u8]) -> Vec<u8> {
     }
     out.extend_from_slice(&bytes[at..]);
     out
+}
+
+/// How many times the root stands as a whole path in `bytes`.
+fn count(bytes: &[u8], root: &[u8]) -> usize {
+    let mut times = 0;
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], root) {
+        let start = at + found;
+        let end = start + root.len();
+        times += usize::from(stands_alone(bytes, start, end, root));
+        at = end;
+    }
+    times
+}
+
+fn stands_alone(bytes: &[u8], start: usize, end: usize, root: &[u8]) -> bool {
+    let before_ok = start == 0 || !continues_path(bytes[start - 1]);
+    let after_ok = end == bytes.len() || !continues_name(bytes[end]) || root.ends_with(b"/");
+    before_ok && after_ok
 }
 
 /// Bytes that would make a path before the root part of a longer path.
@@ -153,6 +705,65 @@ pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
     text
 }
 
+/// Lines of context kept before the first difference, and lines shown after it.
+const WINDOW_BEFORE: usize = 3;
+const WINDOW_AFTER: usize = 5;
+
+/// The first difference between two texts of any size, read line by line: the
+/// lines before it as context, then a few lines from each side. Memory holds a
+/// handful of lines, never the texts.
+pub fn first_difference(mut ours: impl BufRead, mut theirs: impl BufRead) -> io::Result<String> {
+    let mut before: std::collections::VecDeque<Vec<u8>> = Default::default();
+    let mut number = 0usize;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    loop {
+        a.clear();
+        b.clear();
+        let (na, nb) = (
+            ours.read_until(b'\n', &mut a)?,
+            theirs.read_until(b'\n', &mut b)?,
+        );
+        number += 1;
+        if na == 0 && nb == 0 {
+            return Ok("--- reference\n+++ candidate\n(no difference by line)\n".into());
+        }
+        if a != b {
+            break;
+        }
+        before.push_back(std::mem::take(&mut a));
+        if before.len() > WINDOW_BEFORE {
+            before.pop_front();
+        }
+    }
+    let mut text = format!(
+        "--- reference\n+++ candidate\n@@ first difference at line {number}; the texts are not compared past it @@\n"
+    );
+    let line = |prefix: char, bytes: &[u8]| {
+        let shown = crate::fixtures::names::escaped(bytes.strip_suffix(b"\n").unwrap_or(bytes));
+        format!("{prefix}{shown}\n")
+    };
+    for context in &before {
+        text.push_str(&line(' ', context));
+    }
+    for (prefix, first, reader) in [
+        ('-', &a, &mut ours as &mut dyn BufRead),
+        ('+', &b, &mut theirs),
+    ] {
+        let mut shown = 0;
+        let mut next = first.clone();
+        while !next.is_empty() && shown < WINDOW_AFTER {
+            text.push_str(&line(prefix, &next));
+            shown += 1;
+            next.clear();
+            reader.read_until(b'\n', &mut next)?;
+        }
+        if !next.is_empty() {
+            text.push_str(&format!("{prefix}…\n"));
+        }
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +774,7 @@ mod tests {
             rewrite_root(b"4\t/t/r/a\n8\t/t/r\n", b"/t/r"),
             b"4\t{tree}/a\n8\t{tree}\n"
         );
+        assert_eq!(count(b"4\t/t/r/a\n8\t/t/r2\n", b"/t/r"), 1);
     }
 
     #[test]
@@ -204,5 +816,31 @@ mod tests {
         let diff = unified_diff(b"1\ta\n2\tb\n3\tc\n", b"1\ta\n3\tc\n");
         assert!(diff.contains("-2\tb"), "{diff}");
         assert!(diff.starts_with("--- reference\n+++ candidate\n"), "{diff}");
+    }
+
+    #[test]
+    fn the_first_difference_comes_with_context() {
+        let ours: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let theirs = ours.replace("line 50\n", "line fifty\n");
+        let shown = first_difference(ours.as_bytes(), theirs.as_bytes()).unwrap();
+        assert!(shown.contains("first difference at line 51"), "{shown}");
+        assert!(shown.contains(" line 49\n-line 50\n"), "{shown}");
+        assert!(shown.contains("+line fifty\n+line 51\n"), "{shown}");
+        assert!(
+            shown.contains(" line 47\n") && !shown.contains("line 46"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn mutations_change_letters_and_digits() {
+        let text = b"12\t{tree}/a\n";
+        for (at, copy) in byte_mutations(text) {
+            assert_ne!(copy[at], text[at]);
+            assert!(copy[at].is_ascii_alphanumeric());
+            assert_eq!(copy.len(), text.len());
+        }
+        assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
+        assert_eq!(byte_mutations(b""), vec![(0, b"x".to_vec())]);
     }
 }

@@ -78,6 +78,15 @@ impl ArmEnvironment {
 }
 
 impl ArmEnvironment {
+    /// Sets variables over the pinned ones (a flag-set file's or a config's
+    /// overrides); a later value for a name wins.
+    pub fn set<'a>(&mut self, overrides: impl IntoIterator<Item = &'a (String, String)>) {
+        for (name, value) in overrides {
+            self.vars.retain(|(n, _)| n != name.as_str());
+            self.vars.push((name.into(), value.into()));
+        }
+    }
+
     /// The same environment with `HOME` and `XDG_CONFIG_HOME` in `home`.
     fn with_home(&self, home: &Path) -> ArmEnvironment {
         let mut vars = self.vars.clone();

@@ -15,7 +15,9 @@ use rayon::prelude::*;
 use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::fixtures::{self, cleanup, TreeSpec};
 use crate::flagset::FlagSetFile;
-use crate::outcome::{ArmInfo, ArmRun, CaseOutcome, RunOutcome, TreeInfo, Verdict, SCHEMA_VERSION};
+use crate::outcome::{
+    ArmInfo, ArmRun, CaseOutcome, RuleAudit, RunOutcome, TreeInfo, Verdict, SCHEMA_VERSION,
+};
 use exec::{ArmEnvironment, ArmUser};
 use plan::{Arm, PlannedCase};
 
@@ -36,6 +38,12 @@ pub struct Matrix {
     pub trees: Vec<TreeSource>,
     pub flag_sets: FlagSetFile,
     pub groups: Vec<String>,
+    /// How many times each arm runs each case; more than one finds flaky arms.
+    pub runs: usize,
+    /// The candidate is the reference itself (`--self-check`).
+    pub self_check: bool,
+    /// Environment overrides from the project config, over the flag-set file's.
+    pub env: Vec<(String, String)>,
     pub jobs: usize,
     pub timeout: Duration,
     pub user: ArmUser,
@@ -71,7 +79,8 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
     scratch.open_to_arms(&matrix.user)?;
-    let env = ArmEnvironment::pinned(matrix.user.clone(), matrix.timeout);
+    let mut env = ArmEnvironment::pinned(matrix.user.clone(), matrix.timeout);
+    env.set(matrix.flag_sets.env.iter().chain(&matrix.env));
     pin_umask();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(matrix.jobs)
@@ -83,8 +92,9 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
     let arms = Arms {
         reference: &reference,
         candidate: &candidate,
-        common: &matrix.flag_sets.common,
+        flag_sets: &matrix.flag_sets,
         env: &env,
+        runs: matrix.runs.max(1),
     };
 
     let mut trees = Vec::new();
@@ -153,34 +163,79 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
             kept,
             counts: baseline.counts,
             fingerprints: if matrix.guard.is_some() {
-                1 + 2 * planned.len()
+                1 + 2 * planned.len() * arms.runs
             } else {
                 1
             },
         });
     }
+    let rules = audit(&matrix.flag_sets, &cases);
+    let user = matrix.user.describe();
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
-        reference: ArmInfo {
-            command: matrix.reference.command.clone(),
-        },
-        candidate: ArmInfo {
-            command: matrix.candidate.command.clone(),
-        },
+        reference: arm_info(&matrix.reference, &user),
+        candidate: arm_info(&matrix.candidate, &user),
         flag_sets: matrix.flag_sets.file.clone(),
-        arms_ran_as: matrix.user.describe(),
+        runs: arms.runs,
+        self_check: matrix.self_check,
+        arms_ran_as: user,
         warnings,
         trees,
+        rules,
         cases,
     })
+}
+
+/// Every rule of the flag-set file with how much it fired over the run's cases.
+fn audit(flag_sets: &FlagSetFile, cases: &[CaseOutcome]) -> Vec<RuleAudit> {
+    flag_sets
+        .rules
+        .iter()
+        .map(|rule| {
+            let fired: Vec<usize> = cases
+                .iter()
+                .filter_map(|c| c.fired.iter().find(|f| f.rule == rule.name))
+                .map(|f| f.times)
+                .collect();
+            RuleAudit {
+                name: rule.name.clone(),
+                kind: rule.kind.name().to_string(),
+                declared_at: format!("{}:{}", flag_sets.file, rule.line),
+                stream: rule.streams.to_string(),
+                groups: rule.groups.clone().unwrap_or_default(),
+                cases_fired: fired.len(),
+                times_fired: fired.iter().sum(),
+                unused: fired.is_empty(),
+            }
+        })
+        .collect()
+}
+
+/// The arm as the report names it: its command, the file that ran and its sha256.
+fn arm_info(arm: &Arm, user: &str) -> ArmInfo {
+    let binary = arm
+        .command
+        .first()
+        .and_then(|p| crate::config::locate_program(p));
+    let sha256 = binary
+        .as_deref()
+        .and_then(|b| compare::digest_file(b).ok())
+        .map(|d| d.iter().map(|b| format!("{b:02x}")).collect());
+    ArmInfo {
+        command: arm.command.clone(),
+        binary: binary.map(|b| b.display().to_string()),
+        sha256,
+        user: user.to_string(),
+    }
 }
 
 /// The two arms as they are run, and what every case shares.
 struct Arms<'a> {
     reference: &'a Arm,
     candidate: &'a Arm,
-    common: &'a [String],
+    flag_sets: &'a FlagSetFile,
     env: &'a ArmEnvironment,
+    runs: usize,
 }
 
 /// The tree-identity guard of one tree: its fingerprint before any arm ran, and the
@@ -309,25 +364,47 @@ fn run_case(
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
-    let ref_argv = plan::argv(arms.reference, arms.common, &case.set, root);
-    let cand_argv = plan::argv(arms.candidate, arms.common, &case.set, root);
+    let ref_argv = plan::argv(arms.reference, arms.flag_sets, &case.set, root);
+    let cand_argv = plan::argv(arms.candidate, arms.flag_sets, &case.set, root);
     let mut moved = None;
-    let (reference, candidate) = match std::fs::create_dir(dir) {
+    let mut reference = Vec::new();
+    let mut candidate = Vec::new();
+    match std::fs::create_dir(dir) {
         Ok(()) => {
-            let reference = exec::run_arm(&ref_argv, arms.env, dir, "reference");
-            moved = guard.and_then(|g| g.check("reference", &case.id));
-            let candidate = exec::run_arm(&cand_argv, arms.env, dir, "candidate");
-            moved = moved.or_else(|| guard.and_then(|g| g.check("candidate", &case.id)));
-            (reference, candidate)
+            // Runs alternate between the arms, so whatever drifts with time (the
+            // clock, the cache) drifts under both alike.
+            for run in 1..=arms.runs {
+                let name = |arm: &str| match arms.runs {
+                    1 => arm.to_string(),
+                    _ => format!("{arm}.{run}"),
+                };
+                reference.push(exec::run_arm(&ref_argv, arms.env, dir, &name("reference")));
+                moved = moved.or_else(|| guard.and_then(|g| g.check("reference", &case.id)));
+                candidate.push(exec::run_arm(&cand_argv, arms.env, dir, &name("candidate")));
+                moved = moved.or_else(|| guard.and_then(|g| g.check("candidate", &case.id)));
+                if moved.is_some() {
+                    break;
+                }
+            }
         }
         Err(err) => {
             let failed = || exec::Captured::failed(format!("cannot make {}: {err}", dir.display()));
-            (failed(), failed())
+            reference.push(failed());
+            candidate.push(failed());
         }
     };
-    let (verdict, streams) = match moved {
-        Some(tree_changed) => (tree_changed, Vec::new()),
-        None => compare::judge(&reference, &candidate, root),
+    let rules = compare::CaseRules {
+        group: &case.group,
+        rules: &arms.flag_sets.rules,
+    };
+    let judged = match moved {
+        Some(tree_changed) => compare::Judged {
+            verdict: tree_changed,
+            streams: Vec::new(),
+            fired: Vec::new(),
+            notes: Vec::new(),
+        },
+        None => compare::judge(&reference, &candidate, root, &rules),
     };
     let _ = std::fs::remove_dir_all(dir);
     CaseOutcome {
@@ -337,20 +414,31 @@ fn run_case(
         set: case.set.label(),
         reference: arm_run(&ref_argv, reference),
         candidate: arm_run(&cand_argv, candidate),
-        verdict,
-        streams,
+        verdict: judged.verdict,
+        streams: judged.streams,
+        fired: judged.fired,
+        notes: judged.notes,
     }
 }
 
-fn arm_run(argv: &[std::ffi::OsString], captured: exec::Captured) -> ArmRun {
+fn arm_run(argv: &[std::ffi::OsString], runs: Vec<exec::Captured>) -> ArmRun {
+    let durations_ms: Vec<f64> = runs
+        .iter()
+        .map(|r| r.duration.as_secs_f64() * 1000.0)
+        .collect();
+    let first = runs
+        .into_iter()
+        .next()
+        .expect("every case runs each arm once");
     ArmRun {
         argv: argv
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         repro: plan::repro(argv),
-        status: captured.status,
-        duration_ms: captured.duration.as_secs_f64() * 1000.0,
+        status: first.status,
+        duration_ms: durations_ms[0],
+        durations_ms,
     }
 }
 

@@ -42,25 +42,30 @@ pub fn cases_for_tree(tree: &str, flag_sets: &FlagSetFile, groups: &[String]) ->
         .collect()
 }
 
-/// The arm's argv for a case: command, common args, the set, with `{tree}` replaced
-/// wherever it stands, or the tree appended when it stands nowhere.
-pub fn argv(arm: &Arm, common: &[String], set: &FlagSet, tree: &Path) -> Vec<OsString> {
-    let words = arm.command.iter().chain(common).chain(&set.args);
-    let mut placed = false;
-    let mut argv: Vec<OsString> = words
+/// The arm's argv for a case: command, common args, the set, then the flag-set
+/// file's operand words (the tree), unless the arm's own command places `{tree}`.
+/// `{tree}` is replaced wherever it stands; in a set (`-X {tree}/a`) it names a
+/// path inside the tree and does not stand in for the operand.
+pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> Vec<OsString> {
+    let placed_by_arm = arm.command.iter().any(|w| w.contains(TREE_PLACEHOLDER));
+    let operand: &[String] = if placed_by_arm {
+        &[]
+    } else {
+        &flag_sets.operand
+    };
+    arm.command
+        .iter()
+        .chain(&flag_sets.common)
+        .chain(&set.args)
+        .chain(operand)
         .map(|word| {
             if word.contains(TREE_PLACEHOLDER) {
-                placed = true;
                 replace_placeholder(word, tree)
             } else {
                 OsString::from(word)
             }
         })
-        .collect();
-    if !placed {
-        argv.push(tree.as_os_str().to_os_string());
-    }
-    argv
+        .collect()
 }
 
 fn replace_placeholder(word: &str, tree: &Path) -> OsString {
@@ -93,19 +98,29 @@ mod tests {
     }
 
     #[test]
-    fn the_tree_is_appended_unless_placed() {
-        let arm = Arm {
-            command: vec!["dust".into(), "-P".into()],
+    fn the_tree_is_appended_unless_the_arm_places_it() {
+        let sets = crate::flagset::parse("x.sets", "common = -c\n[g]\n-s\n").unwrap();
+        let arm = |words: &[&str]| Arm {
+            command: words.iter().map(|s| s.to_string()).collect(),
             is_eqcheck: false,
         };
         let tree = Path::new("/t/web");
         assert_eq!(
-            argv(&arm, &[], &set(&["-s"]), tree),
-            ["dust", "-P", "-s", "/t/web"]
+            argv(&arm(&["dust", "-P"]), &sets, &set(&["-s"]), tree),
+            ["dust", "-P", "-c", "-s", "/t/web"]
         );
         assert_eq!(
-            argv(&arm, &[], &set(&["-X", "{tree}/a"]), tree),
-            ["dust", "-P", "-X", "/t/web/a"]
+            argv(&arm(&["dust"]), &sets, &set(&["-X", "{tree}/a"]), tree),
+            ["dust", "-c", "-X", "/t/web/a", "/t/web"]
+        );
+        assert_eq!(
+            argv(&arm(&["fd", ".", "{tree}"]), &sets, &set(&["-H"]), tree),
+            ["fd", ".", "/t/web", "-c", "-H"]
+        );
+        let placed = crate::flagset::parse("x.sets", "operand = --root={tree}\n[g]\n-s\n").unwrap();
+        assert_eq!(
+            argv(&arm(&["w"]), &placed, &set(&["-s"]), tree),
+            ["w", "-s", "--root=/t/web"]
         );
     }
 }

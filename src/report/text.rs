@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::outcome::{CaseOutcome, RunOutcome, Stream, Verdict};
+use crate::outcome::{CaseOutcome, RunOutcome, StreamVerdict, Verdict, VERDICT_LABELS};
 
 pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
@@ -17,6 +17,12 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         shell_words::join(&outcome.candidate.command)
     )?;
     writeln!(out, "flag sets: {}", outcome.flag_sets)?;
+    if outcome.runs > 1 {
+        writeln!(out, "runs: each arm ran each case {} times", outcome.runs)?;
+    }
+    if outcome.self_check {
+        writeln!(out, "self-check: the reference ran against itself")?;
+    }
     writeln!(out, "arms ran as: {}", outcome.arms_ran_as)?;
     for tree in &outcome.trees {
         let c = tree.counts;
@@ -59,34 +65,48 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
         case_detail(case, out)?;
     }
+    if !outcome.rules.is_empty() {
+        writeln!(out)?;
+        for rule in &outcome.rules {
+            let used = if rule.unused {
+                "unused: it never fired in this run".to_string()
+            } else {
+                format!(
+                    "fired {} times in {} cases",
+                    rule.times_fired, rule.cases_fired
+                )
+            };
+            writeln!(
+                out,
+                "rule {} ({} on {}, {}): {used}",
+                rule.name, rule.kind, rule.stream, rule.declared_at
+            )?;
+        }
+    }
     writeln!(out)?;
     writeln!(out, "{}", closing_line(outcome))?;
     out.flush()
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    let header = ["Tree", "Sets", "Identical", "Differs", "Errors"];
-    let mut rows: Vec<[String; 5]> = Vec::new();
+    let header = [
+        "Tree",
+        "Sets",
+        "Identical",
+        "Order-only",
+        "Normalized",
+        "Differs",
+        "Flaky",
+        "Errors",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
     for tree in &outcome.trees {
-        let cases: Vec<&CaseOutcome> = outcome
-            .cases
-            .iter()
-            .filter(|c| c.tree == tree.name)
-            .collect();
-        let count = |pred: fn(&Verdict) -> bool| {
-            cases
-                .iter()
-                .filter(|c| pred(&c.verdict))
-                .count()
-                .to_string()
-        };
-        rows.push([
-            tree.name.clone(),
-            cases.len().to_string(),
-            count(|v| *v == Verdict::Identical),
-            count(|v| *v == Verdict::Differs),
-            count(Verdict::is_error),
-        ]);
+        let sets = outcome.cases.iter().filter(|c| c.tree == tree.name).count();
+        let mut row = vec![tree.name.clone(), sets.to_string()];
+        for label in VERDICT_LABELS {
+            row.push(outcome.count(Some(&tree.name), label).to_string());
+        }
+        rows.push(row);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
@@ -122,8 +142,6 @@ fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
 
 fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
     let what = match &case.verdict {
-        Verdict::Identical => "identical".to_string(),
-        Verdict::Differs => "differs".to_string(),
         Verdict::Error { reason } => format!("error: {reason}"),
         Verdict::TreeChanged { arm, .. } if arm == crate::matrix::EARLIER => {
             "tree-changed: the tree had already changed before this case".to_string()
@@ -131,6 +149,7 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
         Verdict::TreeChanged { arm, .. } => {
             format!("tree-changed: the tree moved while the {arm} arm ran")
         }
+        other => other.label().to_string(),
     };
     writeln!(
         out,
@@ -154,20 +173,84 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "   changed: {change}")?;
         }
     }
-    for stream in case.streams.iter().filter(|s| !s.identical) {
-        let name = match stream.stream {
-            Stream::Stdout => "stdout",
-            Stream::Stderr => "stderr",
-            Stream::Status => "exit status",
-        };
-        writeln!(out, "   {name} differs:")?;
-        if let Some(diff) = &stream.diff {
-            for line in diff.lines() {
-                writeln!(out, "     {line}")?;
+    for stream in &case.streams {
+        match stream.verdict {
+            StreamVerdict::Identical => {}
+            StreamVerdict::OrderOnly => {
+                writeln!(
+                    out,
+                    "   {} is order-only; first displaced lines:",
+                    stream.stream.name()
+                )?;
+                for line in &stream.displaced {
+                    writeln!(out, "     {line}")?;
+                }
+            }
+            StreamVerdict::EqualAfterNormalization => {
+                writeln!(
+                    out,
+                    "   {} is equal after normalization",
+                    stream.stream.name()
+                )?;
+            }
+            StreamVerdict::Differs => {
+                writeln!(out, "   {} differs:", stream.stream.name())?;
+                if let Some(diff) = &stream.diff {
+                    for line in diff.lines() {
+                        writeln!(out, "     {line}")?;
+                    }
+                }
             }
         }
     }
+    if let Verdict::Flaky { arms } = &case.verdict {
+        for arm in arms {
+            writeln!(
+                out,
+                "   the {} arm gave {} different outputs:",
+                arm.arm,
+                arm.variants.len()
+            )?;
+            for (i, variant) in arm.variants.iter().enumerate() {
+                writeln!(
+                    out,
+                    "     variant {}: {}× (runs {}), {}",
+                    i + 1,
+                    variant.runs.len(),
+                    runs_list(&variant.runs),
+                    variant.status
+                )?;
+                if let Some(diff) = &variant.diff {
+                    for line in diff.lines() {
+                        writeln!(out, "       {line}")?;
+                    }
+                }
+            }
+        }
+    }
+    if !case.fired.is_empty() {
+        let fired: Vec<String> = case
+            .fired
+            .iter()
+            .map(|f| format!("{} ×{}", f.rule, f.times))
+            .collect();
+        writeln!(out, "   rules fired: {}", fired.join(", "))?;
+    }
+    for note in &case.notes {
+        writeln!(out, "   note: {note}")?;
+    }
     Ok(())
+}
+
+/// `1, 2, 5` from run numbers, cut after ten.
+fn runs_list(runs: &[usize]) -> String {
+    let shown: Vec<String> = runs.iter().take(10).map(usize::to_string).collect();
+    let more = runs.len().saturating_sub(10);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 /// `61007` as `61,007`.
@@ -184,22 +267,28 @@ fn thousands(n: u64) -> String {
 }
 
 fn closing_line(outcome: &RunOutcome) -> String {
-    let total = outcome.cases.len();
-    let identical = outcome
-        .cases
+    let counts: Vec<String> = VERDICT_LABELS
         .iter()
-        .filter(|c| c.verdict == Verdict::Identical)
-        .count();
-    let differs = outcome
-        .cases
-        .iter()
-        .filter(|c| c.verdict == Verdict::Differs)
-        .count();
-    let errors = total - identical - differs;
+        .map(|label| (label, outcome.count(None, label)))
+        .filter(|(label, n)| *n > 0 || matches!(**label, "identical" | "differs" | "error"))
+        .map(|(label, n)| match *label {
+            "error" if n != 1 => format!("{n} errors"),
+            "error" => "1 error".to_string(),
+            "differs" if n != 1 => format!("{n} differ"),
+            other => format!("{n} {other}"),
+        })
+        .collect();
     let verdict = match outcome.exit_code() {
-        crate::exit::ALL_EQUAL => "all identical",
+        crate::exit::ALL_EQUAL if outcome.count(None, "identical") == outcome.cases.len() => {
+            "all identical"
+        }
+        crate::exit::ALL_EQUAL => "all equal (some only after the flag-set file's rules)",
         crate::exit::DIFFERENCES => "DIFFERENCES FOUND",
         _ => "HARNESS ERRORS: some cases could not be judged",
     };
-    format!("{total} cases: {identical} identical, {differs} differ, {errors} errors: {verdict}")
+    format!(
+        "{} cases: {}: {verdict}",
+        outcome.cases.len(),
+        counts.join(", ")
+    )
 }

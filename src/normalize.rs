@@ -1,0 +1,624 @@
+//! Normalizers: the rules a flag-set file declares to relax a comparison. Each rule
+//! is scoped to groups of sets and to one stream (or both), never global, and
+//! counts how often it changed something, so a report can say which rules a
+//! verdict leaned on and which never fired at all.
+//!
+//! Kinds:
+//! - `sort-lines`: the stream's lines, sorted by bytes.
+//! - `sort-items`: on each line the regex matches, the text of its `items` capture
+//!   is split at `separator`, sorted and joined again (a list printed from a hash set).
+//! - `mask`: every match of the regex becomes `placeholder` (thread ids, timings).
+//! - `json`: the document in canonical form (keys sorted, pretty-printed), with the
+//!   arrays at the given JSON pointers sorted too (`*` stands for any key or index).
+//!
+//! The tree-root rewrite to `{tree}` is not a rule here: it is always on, and it
+//! runs before the rules.
+
+use std::fmt;
+
+use regex::bytes::Regex;
+
+use crate::outcome::Stream;
+
+/// A rule as a flag-set file declares it.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub name: String,
+    /// The line of its `[rule NAME]` header.
+    pub line: usize,
+    pub kind: RuleKind,
+    pub streams: StreamScope,
+    /// `None`: every group.
+    pub groups: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub enum RuleKind {
+    SortLines,
+    SortItems {
+        pattern: Regex,
+        separator: Vec<u8>,
+    },
+    Mask {
+        pattern: Regex,
+        placeholder: Vec<u8>,
+    },
+    Json {
+        sort_arrays: Vec<String>,
+    },
+}
+
+/// Which captured streams a rule applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamScope {
+    Stdout,
+    Stderr,
+    Both,
+}
+
+/// The name of the always-on rewrite in counts of rules that fired.
+pub const TREE_ROOT_RULE: &str = "tree-root";
+
+/// Placeholder a mask uses when the file names none.
+const DEFAULT_PLACEHOLDER: &str = "<masked>";
+
+/// Ordinary lines no mask may swallow whole: a mask that does would hide every
+/// difference, so the flag-set file is refused.
+const ORDINARY_LINES: &[&str] = &[
+    "4096\t{tree}/src/main.rs",
+    "Did not have permissions for directories: {tree}/a",
+    "0.5K ┌── b.txt│█  │  10%",
+    "x",
+];
+
+impl RuleKind {
+    /// Whether the rule only reorders (an order-only verdict may rest on it).
+    pub fn only_reorders(&self) -> bool {
+        matches!(self, RuleKind::SortLines | RuleKind::SortItems { .. })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            RuleKind::SortLines => "sort-lines",
+            RuleKind::SortItems { .. } => "sort-items",
+            RuleKind::Mask { .. } => "mask",
+            RuleKind::Json { .. } => "json",
+        }
+    }
+}
+
+impl fmt::Display for StreamScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StreamScope::Stdout => "stdout",
+            StreamScope::Stderr => "stderr",
+            StreamScope::Both => "stdout and stderr",
+        })
+    }
+}
+
+/// The keys of one `[rule NAME]` section, before they are checked.
+#[derive(Debug, Default)]
+pub struct RuleDraft {
+    pub name: String,
+    pub line: usize,
+    /// `(key, value, line)` in file order.
+    pub keys: Vec<(String, String, usize)>,
+}
+
+impl RuleDraft {
+    /// Checks the section and builds the rule; an error names the offending line.
+    pub fn build(&self) -> Result<Rule, (usize, String)> {
+        let mut kind = None;
+        let mut stream = None;
+        let mut groups = None;
+        let mut pattern = None;
+        let mut separator = None;
+        let mut placeholder = None;
+        let mut sort_arrays = None;
+        for (key, value, line) in &self.keys {
+            let at = |message: String| (*line, message);
+            let slot = match key.as_str() {
+                "kind" => &mut kind,
+                "stream" => &mut stream,
+                "groups" => &mut groups,
+                "pattern" => &mut pattern,
+                "separator" => &mut separator,
+                "placeholder" => &mut placeholder,
+                "sort-arrays" => &mut sort_arrays,
+                other => {
+                    return Err(at(format!(
+                        "unknown rule key `{other}` (kind, stream, groups, pattern, separator, placeholder, sort-arrays)"
+                    )))
+                }
+            };
+            if slot.is_some() {
+                return Err(at(format!(
+                    "`{key}` is given twice in rule `{}`",
+                    self.name
+                )));
+            }
+            *slot = Some((value.clone(), *line));
+        }
+        let header = |message: String| (self.line, message);
+        let (kind, kind_line) = kind.ok_or_else(|| {
+            header(format!(
+                "rule `{}` has no `kind` (sort-lines, sort-items, mask, json)",
+                self.name
+            ))
+        })?;
+        let streams = match stream.as_ref().map(|(v, l)| (v.as_str(), *l)) {
+            None => {
+                return Err(header(format!(
+                    "rule `{}` has no `stream` (stdout, stderr, both)",
+                    self.name
+                )))
+            }
+            Some(("stdout", _)) => StreamScope::Stdout,
+            Some(("stderr", _)) => StreamScope::Stderr,
+            Some(("both", _)) => StreamScope::Both,
+            Some((other, line)) => {
+                return Err((
+                    line,
+                    format!("stream `{other}`: expected stdout, stderr or both"),
+                ))
+            }
+        };
+        let groups = match groups {
+            None => None,
+            Some((v, _)) if v.trim() == "all" => None,
+            Some((v, line)) => {
+                let names: Vec<String> = v
+                    .split(',')
+                    .map(|g| g.trim().to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect();
+                if names.is_empty() {
+                    return Err((line, "`groups` names no group".into()));
+                }
+                Some(names)
+            }
+        };
+        let regex = |wanted: &str| -> Result<Regex, (usize, String)> {
+            let (text, line) = pattern
+                .clone()
+                .ok_or_else(|| header(format!("a {wanted} rule needs a `pattern`")))?;
+            let regex = Regex::new(&text).map_err(|e| (line, format!("bad pattern: {e}")))?;
+            if regex.is_match(b"") {
+                return Err((
+                    line,
+                    format!("pattern `{text}` matches the empty text, so it would fire everywhere"),
+                ));
+            }
+            Ok(regex)
+        };
+        let unused = |key: &Option<(String, usize)>, name: &str| match key {
+            Some((_, line)) => Err((*line, format!("a {kind} rule takes no `{name}`"))),
+            None => Ok(()),
+        };
+        let kind = match kind.as_str() {
+            "sort-lines" => {
+                unused(&pattern, "pattern")?;
+                unused(&separator, "separator")?;
+                unused(&placeholder, "placeholder")?;
+                unused(&sort_arrays, "sort-arrays")?;
+                RuleKind::SortLines
+            }
+            "sort-items" => {
+                let pattern = regex("sort-items")?;
+                if !pattern.capture_names().any(|n| n == Some("items")) {
+                    let line = self.line_of("pattern");
+                    return Err((
+                        line,
+                        "a sort-items pattern needs a named capture `(?P<items>…)`".into(),
+                    ));
+                }
+                let (separator, _) = separator
+                    .ok_or_else(|| header("a sort-items rule needs a `separator`".into()))?;
+                if separator.is_empty() {
+                    return Err((self.line_of("separator"), "the separator is empty".into()));
+                }
+                unused(&placeholder, "placeholder")?;
+                unused(&sort_arrays, "sort-arrays")?;
+                RuleKind::SortItems {
+                    pattern,
+                    separator: separator.into_bytes(),
+                }
+            }
+            "mask" => {
+                let pattern = regex("mask")?;
+                for line in ORDINARY_LINES {
+                    if pattern
+                        .find(line.as_bytes())
+                        .is_some_and(|m| m.len() == line.len())
+                    {
+                        return Err((
+                            self.line_of("pattern"),
+                            format!("mask `{}` swallows the whole line `{line}`: it would hide every difference", pattern.as_str()),
+                        ));
+                    }
+                }
+                unused(&separator, "separator")?;
+                unused(&sort_arrays, "sort-arrays")?;
+                let placeholder = placeholder.map_or(DEFAULT_PLACEHOLDER.to_string(), |(p, _)| p);
+                RuleKind::Mask {
+                    pattern,
+                    placeholder: placeholder.into_bytes(),
+                }
+            }
+            "json" => {
+                unused(&pattern, "pattern")?;
+                unused(&separator, "separator")?;
+                unused(&placeholder, "placeholder")?;
+                let sort_arrays = match sort_arrays {
+                    None => Vec::new(),
+                    Some((v, line)) => {
+                        let pointers: Vec<String> =
+                            v.split(',').map(|p| p.trim().to_string()).collect();
+                        if let Some(bad) = pointers
+                            .iter()
+                            .find(|p| !(p.is_empty() || p.starts_with('/')))
+                        {
+                            return Err((
+                                line,
+                                format!("`{bad}` is not a JSON pointer (it starts with `/`; the root is empty)"),
+                            ));
+                        }
+                        pointers
+                    }
+                };
+                RuleKind::Json { sort_arrays }
+            }
+            other => {
+                return Err((
+                    kind_line,
+                    format!("kind `{other}`: expected sort-lines, sort-items, mask or json"),
+                ))
+            }
+        };
+        Ok(Rule {
+            name: self.name.clone(),
+            line: self.line,
+            kind,
+            streams,
+            groups,
+        })
+    }
+
+    fn line_of(&self, key: &str) -> usize {
+        self.keys
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map_or(self.line, |(_, _, line)| *line)
+    }
+}
+
+impl fmt::Display for RuleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Rule {
+    /// Whether the rule is in force for this group's sets on this stream.
+    pub fn applies(&self, group: &str, stream: Stream) -> bool {
+        let on_stream = matches!(
+            (self.streams, stream),
+            (StreamScope::Both, Stream::Stdout | Stream::Stderr)
+                | (StreamScope::Stdout, Stream::Stdout)
+                | (StreamScope::Stderr, Stream::Stderr)
+        );
+        on_stream
+            && self
+                .groups
+                .as_ref()
+                .is_none_or(|groups| groups.iter().any(|g| g == group))
+    }
+
+    /// The text with this rule applied, and how many times it changed something
+    /// (0 when the text comes back as it went in).
+    pub fn apply(&self, text: &[u8]) -> (Vec<u8>, usize) {
+        match &self.kind {
+            RuleKind::SortLines => sort_lines(text),
+            RuleKind::SortItems { pattern, separator } => sort_items(text, pattern, separator),
+            RuleKind::Mask {
+                pattern,
+                placeholder,
+            } => {
+                let count = pattern.find_iter(text).count();
+                if count == 0 {
+                    return (text.to_vec(), 0);
+                }
+                let masked = pattern.replace_all(text, regex::bytes::NoExpand(placeholder));
+                (masked.into_owned(), count)
+            }
+            RuleKind::Json { sort_arrays } => canonical_json(text, sort_arrays),
+        }
+    }
+}
+
+/// Lines as slices without their terminators, and whether the text ended with one.
+fn lines_of(text: &[u8]) -> (Vec<&[u8]>, bool) {
+    if text.is_empty() {
+        return (Vec::new(), false);
+    }
+    let ends_with_newline = text.ends_with(b"\n");
+    let body = if ends_with_newline {
+        &text[..text.len() - 1]
+    } else {
+        text
+    };
+    (body.split(|&b| b == b'\n').collect(), ends_with_newline)
+}
+
+fn join_lines(lines: &[&[u8]], ends_with_newline: bool, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(line);
+    }
+    if ends_with_newline {
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Sorted lines; the count is the number of lines that moved.
+fn sort_lines(text: &[u8]) -> (Vec<u8>, usize) {
+    let (lines, ends_with_newline) = lines_of(text);
+    let mut sorted = lines.clone();
+    sorted.sort_unstable();
+    let moved = lines.iter().zip(&sorted).filter(|(a, b)| a != b).count();
+    if moved == 0 {
+        return (text.to_vec(), 0);
+    }
+    (join_lines(&sorted, ends_with_newline, text.len()), moved)
+}
+
+/// Each matching line's `items` list sorted; the count is the number of lists
+/// whose order changed.
+fn sort_items(text: &[u8], pattern: &Regex, separator: &[u8]) -> (Vec<u8>, usize) {
+    let (lines, ends_with_newline) = lines_of(text);
+    let mut changed = 0;
+    let mut rewritten: Vec<Vec<u8>> = Vec::new();
+    for line in &lines {
+        let Some(items) = pattern.captures(line).and_then(|c| c.name("items")) else {
+            rewritten.push(line.to_vec());
+            continue;
+        };
+        let list = items.as_bytes();
+        let mut parts: Vec<&[u8]> = split_on(list, separator);
+        let before = parts.clone();
+        parts.sort_unstable();
+        if parts == before {
+            rewritten.push(line.to_vec());
+            continue;
+        }
+        changed += 1;
+        let mut out = line[..items.start()].to_vec();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(separator);
+            }
+            out.extend_from_slice(part);
+        }
+        out.extend_from_slice(&line[items.end()..]);
+        rewritten.push(out);
+    }
+    if changed == 0 {
+        return (text.to_vec(), 0);
+    }
+    let borrowed: Vec<&[u8]> = rewritten.iter().map(Vec::as_slice).collect();
+    (
+        join_lines(&borrowed, ends_with_newline, text.len()),
+        changed,
+    )
+}
+
+fn split_on<'t>(text: &'t [u8], separator: &[u8]) -> Vec<&'t [u8]> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.windows(separator.len()).position(|w| w == separator) {
+        parts.push(&rest[..at]);
+        rest = &rest[at + separator.len()..];
+    }
+    parts.push(rest);
+    parts
+}
+
+/// The document in canonical form; text that is not one JSON document is left as
+/// it is (the comparison then sees it raw).
+fn canonical_json(text: &[u8], sort_arrays: &[String]) -> (Vec<u8>, usize) {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(text) else {
+        return (text.to_vec(), 0);
+    };
+    for pointer in sort_arrays {
+        let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+        sort_arrays_at(&mut value, &segments);
+    }
+    // serde_json keeps object keys in a sorted map, so printing sorts them.
+    let mut out = serde_json::to_vec_pretty(&value).expect("a JSON value prints");
+    out.push(b'\n');
+    let changed = usize::from(out != text);
+    (out, changed)
+}
+
+fn sort_arrays_at(value: &mut serde_json::Value, segments: &[&str]) {
+    let Some((first, rest)) = segments.split_first() else {
+        if let serde_json::Value::Array(items) = value {
+            items.sort_by_cached_key(|item| item.to_string());
+        }
+        return;
+    };
+    let key = first.replace("~1", "/").replace("~0", "~");
+    match value {
+        serde_json::Value::Object(map) if key == "*" => {
+            map.values_mut().for_each(|v| sort_arrays_at(v, rest))
+        }
+        serde_json::Value::Object(map) => {
+            if let Some(v) = map.get_mut(&key) {
+                sort_arrays_at(v, rest)
+            }
+        }
+        serde_json::Value::Array(items) if key == "*" => {
+            items.iter_mut().for_each(|v| sort_arrays_at(v, rest))
+        }
+        serde_json::Value::Array(items) => {
+            if let Some(v) = key.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                sort_arrays_at(v, rest)
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(keys: &[(&str, &str)]) -> Result<Rule, (usize, String)> {
+        RuleDraft {
+            name: "r".into(),
+            line: 1,
+            keys: keys
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v))| (k.to_string(), v.to_string(), i + 2))
+                .collect(),
+        }
+        .build()
+    }
+
+    fn applied(rule: &Rule, text: &str) -> (String, usize) {
+        let (out, count) = rule.apply(text.as_bytes());
+        (String::from_utf8(out).unwrap(), count)
+    }
+
+    #[test]
+    fn sort_lines_counts_the_lines_that_moved() {
+        let r = rule(&[("kind", "sort-lines"), ("stream", "stdout")]).unwrap();
+        assert_eq!(applied(&r, "b\na\nc\n"), ("a\nb\nc\n".into(), 2));
+        assert_eq!(applied(&r, "a\nb\n"), ("a\nb\n".into(), 0));
+        assert_eq!(applied(&r, "b\na"), ("a\nb".into(), 2));
+    }
+
+    #[test]
+    fn sort_items_sorts_only_the_captured_list() {
+        let r = rule(&[
+            ("kind", "sort-items"),
+            ("stream", "stderr"),
+            (
+                "pattern",
+                "^Did not have permissions for directories: (?P<items>.+)$",
+            ),
+            ("separator", ", "),
+        ])
+        .unwrap();
+        assert_eq!(
+            applied(
+                &r,
+                "x: c, a\nDid not have permissions for directories: /t/b, /t/a\n"
+            ),
+            (
+                "x: c, a\nDid not have permissions for directories: /t/a, /t/b\n".into(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn masks_count_their_matches() {
+        let r = rule(&[
+            ("kind", "mask"),
+            ("stream", "stderr"),
+            ("pattern", r"\(\d+\)"),
+            ("placeholder", "(<id>)"),
+        ])
+        .unwrap();
+        assert_eq!(
+            applied(
+                &r,
+                "thread 'main' (123) panicked\nthread 'x' (9) panicked\n"
+            ),
+            (
+                "thread 'main' (<id>) panicked\nthread 'x' (<id>) panicked\n".into(),
+                2
+            )
+        );
+    }
+
+    #[test]
+    fn json_sorts_keys_and_the_arrays_named() {
+        let r = rule(&[
+            ("kind", "json"),
+            ("stream", "stdout"),
+            ("sort-arrays", "/children, /children/*/children"),
+        ])
+        .unwrap();
+        let (out, count) = applied(
+            &r,
+            r#"{"size":1,"name":"t","children":[{"name":"b","children":[3,1]},{"name":"a"}]}"#,
+        );
+        let (swapped, _) = applied(
+            &r,
+            r#"{"children":[{"name":"a"},{"children":[1,3],"name":"b"}],"name":"t","size":1}"#,
+        );
+        assert_eq!(count, 1);
+        assert_eq!(out, swapped, "the same document in any order is one text");
+        let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(value["children"][0]["children"], serde_json::json!([1, 3]));
+        assert!(out.find("\"children\"").unwrap() < out.find("\"name\"").unwrap());
+        let unsorted = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+        assert_ne!(
+            applied(&unsorted, "[1,2]").0,
+            applied(&unsorted, "[2,1]").0,
+            "arrays keep their order unless named"
+        );
+        assert_eq!(applied(&r, "not json\n"), ("not json\n".into(), 0));
+    }
+
+    #[test]
+    fn rules_that_would_hide_everything_are_refused() {
+        for pattern in [".*", "(?s).+", "[^\\n]+", "^.*$"] {
+            let err =
+                rule(&[("kind", "mask"), ("stream", "stdout"), ("pattern", pattern)]).unwrap_err();
+            assert!(
+                err.1.contains("hide every difference") || err.1.contains("empty text"),
+                "{pattern}: {err:?}"
+            );
+        }
+        let err = rule(&[
+            ("kind", "sort-items"),
+            ("stream", "stdout"),
+            ("pattern", "list: (.+)"),
+            ("separator", ","),
+        ])
+        .unwrap_err();
+        assert!(err.1.contains("named capture"), "{err:?}");
+        assert_eq!(
+            rule(&[("kind", "sorted"), ("stream", "stdout")])
+                .unwrap_err()
+                .0,
+            2
+        );
+        assert!(rule(&[("kind", "sort-lines")])
+            .unwrap_err()
+            .1
+            .contains("no `stream`"));
+    }
+
+    #[test]
+    fn scope_is_by_group_and_stream() {
+        let r = rule(&[
+            ("kind", "sort-lines"),
+            ("stream", "stdout"),
+            ("groups", "json, sizes"),
+        ])
+        .unwrap();
+        assert!(r.applies("json", Stream::Stdout));
+        assert!(!r.applies("json", Stream::Stderr));
+        assert!(!r.applies("depth", Stream::Stdout));
+    }
+}
