@@ -202,7 +202,7 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let json_on_stdout = request.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let outcome = crate::matrix::run(&matrix);
+    let outcome = crate::matrix::run(&matrix, &crate::matrix::Quiet);
     crate::fixtures::cleanup::exit_if_interrupted();
     let outcome = outcome?;
     for warning in &outcome.warnings {

@@ -72,8 +72,22 @@ pub enum MatrixError {
     },
 }
 
+/// Hears about the run as it goes, for a progress display. Called from the
+/// worker threads.
+pub trait Progress: Sync {
+    /// Before a tree's cases: the tree's name and how many cases it has.
+    fn tree_started(&self, _tree: &str, _cases: usize) {}
+    /// After each case is judged.
+    fn case_done(&self, _case: &CaseOutcome) {}
+}
+
+/// A progress listener that ignores everything.
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
 /// Runs every case and returns what was found.
-pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
+pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
     cleanup::on_interrupt_clean_up();
     let scratch = Scratch::new()?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
@@ -126,17 +140,20 @@ pub fn run(matrix: &Matrix) -> Result<RunOutcome, MatrixError> {
             first_change: std::sync::Mutex::new(None),
         });
         let planned = plan::cases_for_tree(&name, &matrix.flag_sets, &matrix.groups);
+        progress.tree_started(&name, planned.len());
         let case_dir = scratch.path().join(format!("tree-{tree_index}"));
         std::fs::create_dir(&case_dir).map_err(MatrixError::Scratch)?;
         let one = |(i, case): (usize, &PlannedCase)| {
-            run_case(
+            let outcome = run_case(
                 &arms,
                 guard.as_ref(),
                 &name,
                 &root,
                 case,
                 &case_dir.join(i.to_string()),
-            )
+            );
+            progress.case_done(&outcome);
+            outcome
         };
         // With one job the cases run in file order, so a tree change is pinned on
         // the arm that made it.
