@@ -132,6 +132,31 @@ pub(crate) fn should_descend(
 /// recurses once per folder level. Only what is used is ever committed.
 pub const DEEP_STACK: usize = 1 << 30;
 
+thread_local! {
+    static ON_DEEP_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work` on a new thread with a [`DEEP_STACK`]. The fast engine walks such a
+/// thread's tree on the thread itself until a folder fans out, so a chain of
+/// folders never waits for a pool to start or hands work between threads.
+pub fn spawn_deep<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .stack_size(DEEP_STACK)
+        .spawn(move || {
+            ON_DEEP_STACK.set(true);
+            work()
+        })
+}
+
+/// Whether this thread was started by [`spawn_deep`].
+pub(crate) fn on_deep_stack() -> bool {
+    ON_DEEP_STACK.get()
+}
+
 /// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code
 /// (1 when any entry could not be read, after printing everything else).
 pub fn command(

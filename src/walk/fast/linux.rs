@@ -43,7 +43,19 @@ pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
         options,
         listed_once: Mutex::new(HashSet::new()),
     };
-    pool().install(|| operands.iter().map(|op| walker.operand(op)).collect())
+    let walk = || operands.iter().map(|op| walker.operand(op)).collect();
+    // On a deep-stack thread the walk starts right here and enters the pool only
+    // where a folder fans out: a chain never pays for starting the pool's threads.
+    if crate::walk::on_deep_stack() {
+        walk()
+    } else {
+        pool().install(walk)
+    }
+}
+
+/// Runs parallel work on the walk's pool (inline when already on it).
+fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    pool().install(work)
 }
 
 fn pool() -> &'static rayon::ThreadPool {
@@ -122,10 +134,12 @@ impl Walker {
         let stat_one =
             |(name, dtype): &(OsString, FileType)| stat_entry(&fd, name, follow, Some(*dtype));
         let stats: Vec<Result<StatFields, StatError>> = if names.len() >= CHUNKED_FOLDER {
-            names
-                .par_chunks(STAT_CHUNK)
-                .flat_map_iter(|chunk| chunk.iter().map(stat_one))
-                .collect()
+            in_pool(|| {
+                names
+                    .par_chunks(STAT_CHUNK)
+                    .flat_map_iter(|chunk| chunk.iter().map(stat_one))
+                    .collect()
+            })
         } else {
             names.iter().map(stat_one).collect()
         };
@@ -158,10 +172,12 @@ impl Walker {
             let opened: Vec<Opened> = subfolders.iter().map(|&i| open(i)).collect();
             drop(fd);
             if opened.len() > 1 {
-                opened
-                    .into_par_iter()
-                    .map(|o| self.contents(o, root_dev))
-                    .collect()
+                in_pool(|| {
+                    opened
+                        .into_par_iter()
+                        .map(|o| self.contents(o, root_dev))
+                        .collect()
+                })
             } else {
                 opened
                     .into_iter()
@@ -169,10 +185,12 @@ impl Walker {
                     .collect()
             }
         } else {
-            subfolders
-                .par_iter()
-                .map(|&i| self.contents(open(i), root_dev))
-                .collect()
+            in_pool(|| {
+                subfolders
+                    .par_iter()
+                    .map(|&i| self.contents(open(i), root_dev))
+                    .collect()
+            })
         };
         for (i, contents) in subfolders.into_iter().zip(listed) {
             entries[i].contents = contents;
