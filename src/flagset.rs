@@ -93,14 +93,19 @@ pub struct FlagSetFile {
 }
 
 /// The flag-set files compiled into the binary, by name.
-const BUILTIN: &[(&str, &str)] = &[("walk", include_str!("../flagsets/walk.sets"))];
+const BUILTIN: &[(&str, &str)] = &[
+    ("walk", include_str!("../flagsets/walk.sets")),
+    ("dust", include_str!("../flagsets/dust.sets")),
+    ("du", include_str!("../flagsets/du.sets")),
+    ("find", include_str!("../flagsets/find.sets")),
+];
 
 /// The names of the built-in flag-set files.
 pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTIN.iter().map(|(name, _)| *name)
 }
 
-/// A built-in flag-set file by name (`walk`).
+/// A built-in flag-set file by name (`walk`, `dust`, `du`, `find`).
 pub fn builtin(name: &str) -> Option<FlagSetFile> {
     let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
     Some(parse(&format!("flagsets/{name}.sets"), text).expect("built-in flag sets parse"))
@@ -412,5 +417,245 @@ mod tests {
                 "no set uses {flag}"
             );
         }
+    }
+
+    /// Every set of a built-in file, in file order.
+    fn all_sets(file: &FlagSetFile) -> Vec<&FlagSet> {
+        file.groups.iter().flat_map(|g| &g.sets).collect()
+    }
+
+    fn rule_named<'f>(file: &'f FlagSetFile, name: &str) -> &'f Rule {
+        file.rules
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{}: no rule `{name}`", file.file))
+    }
+
+    fn normalized(rule: &Rule, text: &str) -> (String, usize) {
+        let (out, count) = rule.apply(text.as_bytes());
+        (String::from_utf8(out).unwrap(), count)
+    }
+
+    #[test]
+    fn every_builtin_parses() {
+        for name in builtin_names() {
+            let file = builtin(name).unwrap();
+            assert!(!file.description.is_empty(), "{name} has no description");
+            assert!(!all_sets(&file).is_empty(), "{name} has no sets");
+        }
+        assert_eq!(
+            builtin_names().collect::<Vec<_>>(),
+            ["walk", "dust", "du", "find"]
+        );
+    }
+
+    #[test]
+    fn dust_has_the_59_sets_with_their_exact_words() {
+        let dust = builtin("dust").unwrap();
+        assert_eq!(dust.common, ["-P", "-c", "-w", "200"]);
+        assert_eq!(dust.operand, ["{tree}"]);
+        let sets = all_sets(&dust);
+        assert_eq!(sets.len(), 59);
+        let args: Vec<&[String]> = sets.iter().map(|s| s.args.as_slice()).collect();
+        let has = |words: &[&str]| args.iter().any(|a| *a == words);
+        // The pattern reaches dust as backslash, dot: not `.rs$`, not `\\.rs$`.
+        for words in [
+            &["-e", r"\.rs$"][..],
+            &["-v", r"\.txt$"],
+            &["-e", r"\.json$", "-v", "test"],
+            &["-f", "-e", r"\.rs$"],
+            &["-X", "{tree}/a"],
+            &["-X", "{tree}/node_modules"],
+            &["-T", "1", "--print-errors"],
+            &["-o", "b", "-n", "100000", "-m", "m", "-p"],
+            &[],
+        ] {
+            assert!(has(words), "no set {words:?}");
+        }
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.first().is_some_and(|w| w == "-e"))
+                .count(),
+            2
+        );
+        // Each `-o b -n 100000` set is that prefix and one of nine endings.
+        let full: Vec<Vec<&str>> = args
+            .iter()
+            .filter(|a| a.starts_with(&["-o".into(), "b".into(), "-n".into(), "100000".into()]))
+            .map(|a| a[4..].iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            full,
+            [
+                &["-s"][..],
+                &["-f"],
+                &["-L"],
+                &["-x"],
+                &["-i", "-p"],
+                &["-F", "-p"],
+                &["-D", "-p"],
+                &["-m", "m", "-p"],
+                &["-T", "1", "--print-errors"],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_dust_json_group_holds_every_json_set() {
+        let dust = builtin("dust").unwrap();
+        let json = &dust.select("json").unwrap()[0].sets;
+        let with_j = all_sets(&dust)
+            .into_iter()
+            .filter(|s| s.args.iter().any(|a| a == "-j"))
+            .count();
+        assert_eq!(json.len(), 6);
+        assert_eq!(json.len(), with_j, "a -j set outside the json group");
+        assert!(json.iter().all(|s| s.args.iter().any(|a| a == "-j")));
+        let groups: Vec<&str> = dust.groups.iter().map(|g| g.name.as_str()).collect();
+        for name in [
+            "basic", "depth", "links", "filters", "time", "output", "errors",
+        ] {
+            assert!(groups.contains(&name), "no group {name}: {groups:?}");
+        }
+    }
+
+    #[test]
+    fn dust_error_lists_in_any_order_normalize_to_one_text() {
+        let dust = builtin("dust").unwrap();
+        for (rule, prefix) in [
+            (
+                "permission-list",
+                "Did not have permissions for directories: ",
+            ),
+            ("missing-list", "No such file or directory: "),
+            ("unknown-error-list", "Unknown Error: "),
+        ] {
+            let rule = rule_named(&dust, rule);
+            assert!(rule.kind.only_reorders(), "{}", rule.name);
+            assert!(rule.applies("errors", crate::outcome::Stream::Stderr));
+            assert!(!rule.applies("errors", crate::outcome::Stream::Stdout));
+            let one = format!("{prefix}{{tree}}/b, {{tree}}/a, {{tree}}/c d\n");
+            let other = format!("{prefix}{{tree}}/c d, {{tree}}/a, {{tree}}/b\n");
+            let (first, moved) = normalized(rule, &one);
+            assert_eq!(moved, 1, "{}", rule.name);
+            assert_eq!(first, normalized(rule, &other).0, "{}", rule.name);
+            assert_eq!(
+                first,
+                format!("{prefix}{{tree}}/a, {{tree}}/b, {{tree}}/c d\n")
+            );
+            // A different list still differs, and other lines are left alone.
+            assert_ne!(
+                first,
+                normalized(rule, &format!("{prefix}{{tree}}/a, {{tree}}/b\n")).0
+            );
+            let other_line = "Other: b, a\n";
+            assert_eq!(normalized(rule, other_line), (other_line.into(), 0));
+        }
+        // The permission list is only printed with --print-errors.
+        let permissions = rule_named(&dust, "permission-list");
+        assert!(permissions.applies("every-line", crate::outcome::Stream::Stderr));
+        assert!(!permissions.applies("basic", crate::outcome::Stream::Stderr));
+    }
+
+    #[test]
+    fn dust_panic_thread_ids_are_masked_and_nothing_else() {
+        let dust = builtin("dust").unwrap();
+        let mask = rule_named(&dust, "panic-thread-id");
+        let text = "thread 'main' (12345) panicked at src/main.rs:10:5:\nboom (7)\n";
+        let (out, count) = normalized(mask, text);
+        assert_eq!(count, 1);
+        assert_eq!(
+            out,
+            "thread 'main' (<id>) panicked at src/main.rs:10:5:\nboom (7)\n"
+        );
+        assert_eq!(
+            out,
+            normalized(
+                mask,
+                "thread 'main' (999) panicked at src/main.rs:10:5:\nboom (7)\n"
+            )
+            .0
+        );
+        let old = "thread 'main' panicked at src/main.rs:10:5:\n";
+        assert_eq!(normalized(mask, old), (old.into(), 0));
+        assert_ne!(
+            out,
+            normalized(
+                mask,
+                "thread '<unnamed>' (12345) panicked at src/main.rs:10:5:\nboom (7)\n"
+            )
+            .0,
+            "the thread name still compares"
+        );
+    }
+
+    #[test]
+    fn dust_json_is_compared_raw() {
+        // dust prints children sorted by size and name, so JSON needs no rule.
+        let dust = builtin("dust").unwrap();
+        assert!(!dust
+            .rules
+            .iter()
+            .any(|r| matches!(r.kind, crate::normalize::RuleKind::Json { .. })));
+        assert_eq!(dust.rules.len(), 4);
+    }
+
+    #[test]
+    fn du_covers_its_flags_with_no_rules() {
+        let du = builtin("du").unwrap();
+        let sets = all_sets(&du);
+        assert!(sets.len() >= 25, "{} sets", sets.len());
+        assert!(du.rules.is_empty());
+        for flag in [
+            "-a",
+            "-b",
+            "--apparent-size",
+            "-s",
+            "-d",
+            "-L",
+            "-x",
+            "--inodes",
+            "-c",
+            "-0",
+            "-k",
+            "-m",
+            "-h",
+            "--si",
+            "-B",
+            "-l",
+            "-S",
+            "-t",
+            "--exclude",
+            "--time",
+        ] {
+            assert!(
+                sets.iter().any(|s| s.args.iter().any(|a| a == flag)),
+                "no set uses {flag}"
+            );
+        }
+    }
+
+    #[test]
+    fn find_puts_the_tree_first_and_sorts_its_lines() {
+        let find = builtin("find").unwrap();
+        assert_eq!(find.common, ["{tree}"]);
+        assert!(find.operand.is_empty());
+        let sets = all_sets(&find);
+        assert!(sets.len() >= 20, "{} sets", sets.len());
+        assert!(sets.iter().all(|s| !s.args.iter().any(|a| a == "-print0")));
+        let printf = sets
+            .iter()
+            .find(|s| s.args.first().is_some_and(|a| a == "-printf"))
+            .unwrap();
+        assert_eq!(printf.args[1], r"%s %b %i %n %y %p\n");
+        let order = rule_named(&find, "line-order");
+        assert!(matches!(order.kind, crate::normalize::RuleKind::SortLines));
+        assert!(order.groups.is_none(), "every group");
+        assert!(order.applies("printf", crate::outcome::Stream::Stdout));
+        assert!(!order.applies("printf", crate::outcome::Stream::Stderr));
+        assert_eq!(
+            normalized(order, "{tree}/b\n{tree}\n{tree}/a\n").0,
+            "{tree}\n{tree}/a\n{tree}/b\n"
+        );
     }
 }
