@@ -1,11 +1,14 @@
 //! `eqcheck-double`: the test double that stands in for a third-party walker in the
-//! test suite. It prints, sleeps, crashes, or runs eqcheck's own walker (the
-//! `eqcheck` binary beside it) and perturbs its output, on request:
+//! test suite and the benchmarks. It prints, sleeps, crashes, or runs eqcheck's own
+//! walker (the `eqcheck` binary beside it) and perturbs its output, on request:
 //!
 //! ```text
 //! eqcheck-double print TEXT              TEXT (with \n and \t escapes) on stdout
+//! eqcheck-double exit CODE [TEXT]        TEXT as `print` does, then exits with CODE
 //! eqcheck-double sleep SECS              sleeps, then prints `woke`
 //! eqcheck-double crash                   aborts (SIGABRT on Unix)
+//! eqcheck-double signal NAME             ends by signal NAME: SEGV, KILL or ABRT (Unix;
+//!                                        elsewhere ABRT aborts and the others exit 134)
 //! eqcheck-double walk-drop-line N ARGS   `eqcheck walk ARGS` without its Nth stdout line
 //! eqcheck-double walk-alter-line N ARGS  the same with 1 added to line N's size
 //! eqcheck-double touch REL ARGS...       appends a byte to REL under the tree (the
@@ -13,7 +16,27 @@
 //! eqcheck-double lines N STEP            N numbered lines, line i showing i * STEP
 //! eqcheck-double linger FILE SECS        leaves a child behind that writes FILE after
 //!                                        SECS, then exits at once
+//! eqcheck-double items N SEP PREFIX [--stderr]
+//!                                        PREFIX, then `i1` … `iN` joined by SEP in an
+//!                                        order that changes from run to run (a list
+//!                                        printed from a hash set), then a newline; on
+//!                                        stderr with `--stderr`, as dust prints its
+//!                                        permission list
+//! eqcheck-double bytes SIZE [DIFFER_AT]  SIZE bytes (`10K`, `200M`, `1G`: powers of
+//!                                        1024) of 64-byte numbered lines, the same on
+//!                                        every run; with DIFFER_AT, line DIFFER_AT
+//!                                        (from 1) reads differently, same length
+//! eqcheck-double drop-every N COUNTER [TEXT...]
+//!                                        one line per TEXT (`line 1` … `line 9` when
+//!                                        none), without the middle one on every Nth
+//!                                        run; COUNTER is a file (outside the tree)
+//!                                        that counts the runs, and runs sharing it
+//!                                        must not overlap
 //! ```
+//!
+//! `print`, `exit`, `signal`, `items` and `bytes` ignore arguments after their own
+//! (such as the tree's path eqcheck appends). `drop-every`'s texts run to the end:
+//! give its flag-set file an empty `operand =`, or the tree's path is one more line.
 
 use std::io::Write;
 use std::process::{Command, ExitCode};
@@ -22,11 +45,16 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("print") => {
-            let text = args.get(1).map_or(String::new(), |t| {
-                t.replace("\\n", "\n").replace("\\t", "\t")
-            });
-            print!("{text}");
+            print!("{}", unescape(args.get(1).map_or("", String::as_str)));
             ExitCode::SUCCESS
+        }
+        Some("exit") => {
+            let Some(code) = args.get(1).and_then(|c| c.parse::<u8>().ok()) else {
+                eprintln!("eqcheck-double: exit CODE [TEXT], CODE in 0..=255");
+                return ExitCode::from(2);
+            };
+            print!("{}", unescape(args.get(2).map_or("", String::as_str)));
+            ExitCode::from(code)
         }
         Some("sleep") => {
             let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3600.0);
@@ -35,6 +63,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("crash") => std::process::abort(),
+        Some("signal") => end_by_signal(args.get(1).map_or("", String::as_str)),
+        Some("items") => print_items(&args[1..]),
+        Some("bytes") => write_bytes(&args[1..]),
+        Some("drop-every") => drop_every(&args[1..]),
         Some("lines") => {
             let count: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
             let step: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -111,4 +143,187 @@ fn perturbed_walk(drop: bool, target: usize, walk_args: &[String]) -> ExitCode {
     }
     std::io::stderr().write_all(&output.stderr).unwrap();
     ExitCode::from(output.status.code().unwrap_or(1) as u8)
+}
+
+/// `\n` and `\t` written out in an argument become a newline and a tab.
+fn unescape(text: &str) -> String {
+    text.replace("\\n", "\n").replace("\\t", "\t")
+}
+
+/// A seed that differs between runs: the clock's nanoseconds and the process id.
+fn run_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}
+
+fn print_items(args: &[String]) -> ExitCode {
+    let (Some(count), Some(separator), Some(prefix)) = (
+        args.first().and_then(|n| n.parse::<usize>().ok()),
+        args.get(1),
+        args.get(2),
+    ) else {
+        eprintln!("eqcheck-double: items N SEP PREFIX [--stderr]");
+        return ExitCode::from(2);
+    };
+    let mut items: Vec<String> = (1..=count).map(|i| format!("i{i}")).collect();
+    fastrand::Rng::with_seed(run_seed()).shuffle(&mut items);
+    let line = format!("{prefix}{}\n", items.join(separator));
+    if args.get(3).is_some_and(|flag| flag == "--stderr") {
+        std::io::stderr().write_all(line.as_bytes()).unwrap();
+    } else {
+        std::io::stdout().write_all(line.as_bytes()).unwrap();
+    }
+    ExitCode::SUCCESS
+}
+
+/// `4096`, `10K`, `200M`, `1G` (powers of 1024) as a byte count.
+fn parse_size(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().last()? {
+        (at, 'K' | 'k') => (&text[..at], 1 << 10),
+        (at, 'M' | 'm') => (&text[..at], 1 << 20),
+        (at, 'G' | 'g') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
+/// Each line of `bytes` is this long, newline included.
+const BYTES_LINE: usize = 64;
+
+/// Lines per block handed to one write: 1 MiB, so a gigabyte takes 1,024 writes.
+const BYTES_BLOCK_LINES: usize = 16_384;
+
+/// Writes `SIZE` bytes of numbered 64-byte lines in 1 MiB blocks. Each block is a
+/// template whose 12-digit line numbers are rewritten in place, so the cost per
+/// gigabyte is a few million digit stores, not a formatted write per line. The
+/// last line is cut to fit SIZE and still ends with a newline.
+fn write_bytes(args: &[String]) -> ExitCode {
+    let Some(size) = args.first().and_then(|s| parse_size(s)) else {
+        eprintln!("eqcheck-double: bytes SIZE [DIFFER_AT_LINE], SIZE like 4096, 10K, 200M, 1G");
+        return ExitCode::from(2);
+    };
+    let differ_at: Option<u64> = args.get(1).and_then(|n| n.parse().ok());
+    // Each exactly the 51 bytes between a line's number and its newline.
+    const FILLER: &[u8; 51] = b" the same text in every run and arm; numbers change";
+    const CHANGED: &[u8; 51] = b" THIS LINE DIFFERS: the arm was asked to change it.";
+    let mut block = Vec::with_capacity(BYTES_LINE * BYTES_BLOCK_LINES);
+    for _ in 0..BYTES_BLOCK_LINES {
+        block.extend_from_slice(b"000000000000");
+        block.extend_from_slice(FILLER);
+        block.push(b'\n');
+    }
+    let mut out = std::io::stdout().lock();
+    let (mut written, mut first_line) = (0u64, 1u64);
+    while written < size {
+        for (index, line) in block.chunks_mut(BYTES_LINE).enumerate() {
+            let number = first_line + index as u64;
+            let mut rest = number;
+            for digit in line[..12].iter_mut().rev() {
+                *digit = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+            let text = if differ_at == Some(number) {
+                CHANGED
+            } else {
+                FILLER
+            };
+            line[12..BYTES_LINE - 1].copy_from_slice(text);
+        }
+        let take = (size - written).min(block.len() as u64) as usize;
+        let last = written + take as u64 == size;
+        let result = if last {
+            // The final line is cut to fit; it still ends like a line.
+            let mut tail = block[..take].to_vec();
+            if let Some(end) = tail.last_mut() {
+                *end = b'\n';
+            }
+            out.write_all(&tail)
+        } else {
+            out.write_all(&block)
+        };
+        if let Err(err) = result {
+            eprintln!("eqcheck-double: bytes: {err}");
+            return ExitCode::from(1);
+        }
+        written += take as u64;
+        first_line += BYTES_BLOCK_LINES as u64;
+    }
+    ExitCode::SUCCESS
+}
+
+fn drop_every(args: &[String]) -> ExitCode {
+    let (Some(every), Some(counter)) = (
+        args.first()
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|&n| n > 0),
+        args.get(1),
+    ) else {
+        eprintln!("eqcheck-double: drop-every N COUNTER_FILE [TEXT...], N at least 1");
+        return ExitCode::from(2);
+    };
+    let previous: u64 = std::fs::read_to_string(counter)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0);
+    let this_run = previous + 1;
+    if let Err(err) = std::fs::write(counter, format!("{this_run}\n")) {
+        eprintln!("eqcheck-double: cannot write the run counter {counter}: {err}");
+        return ExitCode::from(2);
+    }
+    let mut lines: Vec<String> = args[2..].iter().map(|t| unescape(t)).collect();
+    if lines.is_empty() {
+        lines = (1..=9).map(|i| format!("line {i}")).collect();
+    }
+    if this_run % every == 0 {
+        lines.remove(lines.len() / 2);
+    }
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        writeln!(out, "{line}").unwrap();
+    }
+    ExitCode::SUCCESS
+}
+
+/// Ends the process by the named signal, sent to itself. It is sent until it
+/// lands: Rust's runtime catches the first SIGSEGV (to tell a stack overflow
+/// apart), finds no overflow, puts the default action back and returns.
+#[cfg(unix)]
+fn end_by_signal(name: &str) -> ExitCode {
+    use rustix::process::{getpid, getrlimit, kill_process, setrlimit, Resource, Signal};
+    let signal = match name.trim_start_matches("SIG") {
+        "SEGV" => Signal::SEGV,
+        "KILL" => Signal::KILL,
+        "ABRT" => Signal::ABORT,
+        _ => {
+            eprintln!("eqcheck-double: signal SEGV|KILL|ABRT, not `{name}`");
+            return ExitCode::from(2);
+        }
+    };
+    // A crash on request leaves no core file wherever the arm happened to run.
+    let mut core = getrlimit(Resource::Core);
+    core.current = Some(0);
+    let _ = setrlimit(Resource::Core, core);
+    loop {
+        if let Err(err) = kill_process(getpid(), signal) {
+            eprintln!("eqcheck-double: cannot send {name} to itself: {err}");
+            return ExitCode::from(2);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Without Unix signals: ABRT aborts, and the others exit as a shell reports a
+/// SIGABRT death (128 + 6), so a crash still shows as a different status.
+#[cfg(not(unix))]
+fn end_by_signal(name: &str) -> ExitCode {
+    match name.trim_start_matches("SIG") {
+        "ABRT" => std::process::abort(),
+        "SEGV" | "KILL" => ExitCode::from(134),
+        _ => {
+            eprintln!("eqcheck-double: signal SEGV|KILL|ABRT, not `{name}`");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,0 +1,243 @@
+//! Memory benchmark: eqcheck's own peak memory while it compares two 1 GiB outputs.
+//! It runs the built eqcheck as a child, with both arms `eqcheck-double bytes 1G`
+//! (identical outputs), then again with one line of the candidate's changed
+//! (differs), over a one-file tree, and prints the output size, wall time, eqcheck's
+//! peak resident memory, the verdict, and PASS or MISS against the 200 MB target.
+//! A plain program run by `cargo bench --bench memory`; it prints and never asserts.
+//!
+//! The peak is eqcheck's alone. Waiting for the child's resource usage would not
+//! give it: a process's max RSS as its parent sees it includes the descendants it
+//! waited for, and here those are the arms. Instead the benchmark reads the
+//! high-water mark (`VmHWM`) of eqcheck's own address space from
+//! `/proc/PID/status` every few milliseconds while it runs and keeps the last value
+//! read; the mark only rises, so only the last milliseconds before exit go unseen.
+//! Without `/proc` (macOS, Windows) the peak is reported as unknown.
+//!
+//! Everything goes in one folder under the system temp folder (eqcheck's own
+//! scratch too, through `TMPDIR`), which is removed at the end. The arms' outputs
+//! need twice the size on disk at once: 2 GiB by default. `EQCHECK_BENCH_SIZE=200M`
+//! runs a smaller version.
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// The built binaries, so eqcheck is measured exactly as users run it.
+const EQCHECK: &str = env!("CARGO_BIN_EXE_eqcheck");
+const DOUBLE: &str = env!("CARGO_BIN_EXE_eqcheck-double");
+
+/// Each arm's output size unless `EQCHECK_BENCH_SIZE` says otherwise.
+const DEFAULT_SIZE: &str = "1G";
+
+/// The design's bound on eqcheck's peak memory, whatever the output size.
+const TARGET_BYTES: u64 = 200_000_000;
+
+/// How often eqcheck's high-water mark is read.
+const SAMPLE_EVERY: Duration = Duration::from_millis(2);
+
+/// One measured run of eqcheck.
+struct Measured {
+    wall: Duration,
+    /// Bytes; `None` where `/proc` cannot say.
+    peak: Option<u64>,
+    exit: Option<i32>,
+    verdict: String,
+    notes: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let size = std::env::var("EQCHECK_BENCH_SIZE").unwrap_or_else(|_| DEFAULT_SIZE.into());
+    let Some(bytes) = size_in_bytes(&size) else {
+        eprintln!("EQCHECK_BENCH_SIZE={size}: expected a size such as 200M or 1G");
+        return ExitCode::FAILURE;
+    };
+    let scratch = match scratch_folder() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!(
+                "cannot make a folder under {}: {err}",
+                std::env::temp_dir().display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let sets = scratch.path().join("one.sets");
+    let tree = scratch.path().join("tiny");
+    let prepared = std::fs::write(&sets, "operand =\n[only]\n(none)\n")
+        .and_then(|()| std::fs::create_dir(&tree))
+        .and_then(|()| std::fs::write(tree.join("file"), "x\n"));
+    if let Err(err) = prepared {
+        eprintln!("cannot prepare {}: {err}", scratch.path().display());
+        return ExitCode::FAILURE;
+    }
+
+    // The changed line is in the middle, so the first difference is found only
+    // after half of each output has been read.
+    let middle_line = bytes / 64 / 2;
+    let same = format!("{DOUBLE} bytes {size}");
+    let changed = format!("{DOUBLE} bytes {size} {middle_line}");
+    println!(
+        "each arm writes {} ({bytes} bytes); target: eqcheck's peak RSS <= {} MB",
+        size,
+        TARGET_BYTES / 1_000_000
+    );
+    println!(
+        "{:<10} {:>10} {:>14} {:<10} result",
+        "outputs", "wall s", "eqcheck peak", "verdict"
+    );
+    let mut failed = false;
+    for (label, candidate) in [("identical", &same), ("one line", &changed)] {
+        let measured = match measure(&same, candidate, &sets, &tree, scratch.path()) {
+            Ok(measured) => measured,
+            Err(err) => {
+                eprintln!("cannot run eqcheck: {err}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let (peak, result) = match measured.peak {
+            Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
+            Some(peak) => (megabytes(peak), "MISS"),
+            None => ("unknown".to_string(), "SKIP (no /proc)"),
+        };
+        println!(
+            "{:<10} {:>10.1} {:>14} {:<10} {result}",
+            label,
+            measured.wall.as_secs_f64(),
+            peak,
+            measured.verdict
+        );
+        for note in &measured.notes {
+            println!("           note: {note}");
+        }
+        // 0 for identical outputs, 1 for the changed line; anything else is a fault.
+        let expected = if label == "identical" { 0 } else { 1 };
+        if measured.exit != Some(expected) {
+            println!(
+                "           eqcheck exited {:?}, expected {expected}; its messages:",
+                measured.exit
+            );
+            let messages = std::fs::read_to_string(scratch.path().join("eqcheck.err"));
+            for line in messages.unwrap_or_default().lines().take(40) {
+                println!("           | {line}");
+            }
+            failed = true;
+        }
+    }
+    drop(scratch);
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A 0755 folder under the system temp folder, removed when dropped; 0755 so that
+/// arms run as another user (when eqcheck runs as root) can reach their HOME.
+fn scratch_folder() -> std::io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("eqc-memory-")
+        .tempdir_in(std::env::temp_dir())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(dir)
+}
+
+/// Runs eqcheck once and samples its high-water mark until it exits.
+fn measure(
+    reference: &str,
+    candidate: &str,
+    sets: &Path,
+    tree: &Path,
+    scratch: &Path,
+) -> std::io::Result<Measured> {
+    let report = scratch.join("report.json");
+    let mut command = Command::new(EQCHECK);
+    command
+        .args(["--ref", reference, "--cand", candidate, "--timeout", "3600"])
+        .arg("--sets")
+        .arg(sets)
+        .arg("--tree")
+        .arg(tree)
+        .arg("--json")
+        .arg(&report)
+        .env("TMPDIR", scratch)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(scratch.join("eqcheck.out"))?)
+        .stderr(std::fs::File::create(scratch.join("eqcheck.err"))?);
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = None;
+    let status = loop {
+        // Read before asking whether it ended: once it has, its memory is gone.
+        if let Some(now) = high_water_mark(&status_file) {
+            peak = Some(now);
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        std::thread::sleep(SAMPLE_EVERY);
+    };
+    let wall = started.elapsed();
+    let (verdict, notes) = verdict_of(&report);
+    Ok(Measured {
+        wall,
+        peak,
+        exit: status.code(),
+        verdict,
+        notes,
+    })
+}
+
+/// `VmHWM` from a `/proc/PID/status` file, in bytes.
+fn high_water_mark(status_file: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status_file).ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kilobytes: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kilobytes * 1024)
+}
+
+/// The only case's verdict and notes from the JSON report.
+fn verdict_of(report: &Path) -> (String, Vec<String>) {
+    let parsed: Option<serde_json::Value> = std::fs::read(report)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let Some(case) = parsed.as_ref().map(|r| &r["cases"][0]) else {
+        return ("no report".into(), Vec::new());
+    };
+    let verdict = case["verdict"]["kind"].as_str().unwrap_or("?").to_string();
+    let notes = case["notes"]
+        .as_array()
+        .map(|notes| {
+            notes
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    (verdict, notes)
+}
+
+/// `200M`, `1G` (powers of 1024, as the double reads them) in bytes.
+fn size_in_bytes(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().last()? {
+        (at, 'K' | 'k') => (&text[..at], 1u64 << 10),
+        (at, 'M' | 'm') => (&text[..at], 1 << 20),
+        (at, 'G' | 'g') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
