@@ -1,19 +1,269 @@
-//! Reporters: each reads a [`RunOutcome`](crate::outcome::RunOutcome) and writes one
-//! format. They never look at the command line or the matrix.
+//! Reporters: each reads a [`RunOutcome`] and writes one format. They never look at
+//! the command line or the matrix. This file owns where the reports go: every
+//! destination is opened before the run (a path that cannot be written is a usage
+//! error before any arm runs), at most one report takes stdout, and the terminal
+//! report and GitHub annotations move to stderr when one does.
 
+pub mod github;
 pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod progress;
+pub mod summary;
 pub mod text;
 
-use std::io::Write;
-use std::path::Path;
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use crate::matrix::Progress;
+use crate::outcome::RunOutcome;
+
+/// When the terminal report is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorChoice {
+    /// Only when the report's stream is a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    /// Always, `NO_COLOR` notwithstanding.
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream: `always` wins over `NO_COLOR`, which wins over
+    /// a terminal.
+    pub fn enabled(self, on_terminal: bool, no_color: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => on_terminal && !no_color,
+        }
+    }
+}
+
+/// What the environment says about where the run is.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// `GITHUB_ACTIONS=true`: print annotations and fill the step summary.
+    pub github_actions: bool,
+    /// `GITHUB_STEP_SUMMARY`: the file the Markdown report is appended to.
+    pub step_summary: Option<PathBuf>,
+    /// `NO_COLOR` set to anything but the empty string (no-color.org).
+    pub no_color: bool,
+}
+
+impl Environment {
+    /// The process's own environment.
+    pub fn current() -> Environment {
+        let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Environment {
+            github_actions: std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
+            step_summary: set("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            no_color: set("NO_COLOR").is_some(),
+        }
+    }
+}
+
+/// The reports a run asked for; each path may be `-` for stdout.
+#[derive(Debug, Clone, Default)]
+pub struct ReportRequest {
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub color: ColorChoice,
+    pub environment: Environment,
+}
+
+/// A report that cannot go where it was asked to: a usage error (exit 2) before
+/// the run, or a write that failed after it.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{destination}: {source}")]
+    Open {
+        /// The flag or variable and its path, as the user gave them.
+        destination: String,
+        source: io::Error,
+    },
+    #[error("{first} - and {second} - both ask for stdout: send one of them to a file")]
+    TwoOnStdout {
+        first: &'static str,
+        second: &'static str,
+    },
+    #[error("cannot write the {format} report: {source}")]
+    Write {
+        format: &'static str,
+        source: io::Error,
+    },
+}
+
+/// Every destination, opened, and the progress bar shown while the run goes.
+pub struct Reports {
+    json: Option<Box<dyn Write>>,
+    markdown: Option<Box<dyn Write>>,
+    junit: Option<Box<dyn Write>>,
+    step_summary: Option<File>,
+    /// A file report holds stdout: the text report and annotations use stderr.
+    stdout_taken: bool,
+    colors: text::Colors,
+    github_actions: bool,
+    progress: progress::Bar,
+}
+
+/// Opens every destination the request names, before the run.
+pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
+    let asked = [
+        ("--json", &request.json),
+        ("--markdown", &request.markdown),
+        ("--junit", &request.junit),
+    ];
+    let on_stdout: Vec<&'static str> = asked
+        .iter()
+        .filter(|(_, path)| path.as_deref().is_some_and(is_stdout))
+        .map(|(flag, _)| *flag)
+        .collect();
+    if let [first, second, ..] = on_stdout[..] {
+        return Err(ReportError::TwoOnStdout { first, second });
+    }
+    let open = |flag: &str, path: &Option<PathBuf>| match path {
+        Some(path) => destination(path)
+            .map(Some)
+            .map_err(|source| ReportError::Open {
+                destination: format!("{flag} {}", path.display()),
+                source,
+            }),
+        None => Ok(None),
+    };
+    let json = open("--json", &request.json)?;
+    let markdown = open("--markdown", &request.markdown)?;
+    let junit = open("--junit", &request.junit)?;
+    let env = &request.environment;
+    let step_summary = match (&env.step_summary, env.github_actions) {
+        (Some(path), true) => Some(
+            File::options()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(|source| ReportError::Open {
+                    destination: format!("GITHUB_STEP_SUMMARY={}", path.display()),
+                    source,
+                })?,
+        ),
+        _ => None,
+    };
+    let stdout_taken = !on_stdout.is_empty();
+    let text_on_terminal = if stdout_taken {
+        io::stderr().is_terminal()
+    } else {
+        io::stdout().is_terminal()
+    };
+    let colors = text::Colors {
+        enabled: request.color.enabled(text_on_terminal, env.no_color),
+    };
+    Ok(Reports {
+        json,
+        markdown,
+        junit,
+        step_summary,
+        stdout_taken,
+        colors,
+        github_actions: env.github_actions,
+        progress: progress::Bar::on_stderr(),
+    })
+}
+
+impl Reports {
+    /// The progress display to hand to the matrix runner.
+    pub fn progress(&self) -> &dyn Progress {
+        &self.progress
+    }
+
+    /// Clears the progress bar, as soon as the run ends (before anything else is
+    /// printed, and before an interrupted run exits).
+    pub fn end_progress(&self) {
+        self.progress.clear();
+    }
+
+    /// Writes every report: the run's warnings and the terminal report, then each
+    /// file report, the step summary and the annotations. All are attempted; the
+    /// first failure is returned. A reader that stopped reading (`| head`) is not
+    /// a failure: it does not change the verdict.
+    pub fn write(mut self, outcome: &RunOutcome) -> Result<(), ReportError> {
+        self.progress.clear();
+        for warning in &outcome.warnings {
+            eprintln!("eqcheck: warning: {warning}");
+        }
+        let mut results = Vec::new();
+        let colors = self.colors;
+        let text = if self.stdout_taken {
+            text::write(outcome, &mut io::stderr().lock(), colors)
+        } else {
+            text::write(outcome, &mut io::stdout().lock(), colors)
+        };
+        results.push(("text", text));
+        if let Some(mut out) = self.json.take() {
+            results.push(("JSON", json::write(outcome, &mut out)));
+        }
+        if let Some(mut out) = self.markdown.take() {
+            results.push(("Markdown", markdown::write(outcome, &mut out)));
+        }
+        if let Some(mut out) = self.junit.take() {
+            results.push(("JUnit", junit::write(outcome, &mut out)));
+        }
+        if let Some(mut file) = self.step_summary.take() {
+            let appended = github::step_summary(outcome).and_then(|bytes| {
+                // Other steps' summaries may precede ours in the same file.
+                file.write_all(b"\n")?;
+                file.write_all(&bytes)
+            });
+            results.push(("step summary", appended));
+        }
+        if self.github_actions {
+            let annotated = if self.stdout_taken {
+                github::write_annotations(outcome, &mut io::stderr().lock())
+            } else {
+                github::write_annotations(outcome, &mut io::stdout().lock())
+            };
+            results.push(("GitHub annotations", annotated));
+        }
+        for (format, result) in results {
+            match result {
+                Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                    return Err(ReportError::Write {
+                        format,
+                        source: err,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
 
 /// Opens a report destination: `-` is stdout, anything else a file created anew.
-pub fn destination(path: &Path) -> std::io::Result<Box<dyn Write>> {
-    if path.as_os_str() == "-" {
-        Ok(Box::new(std::io::stdout()))
+pub fn destination(path: &Path) -> io::Result<Box<dyn Write>> {
+    if is_stdout(path) {
+        Ok(Box::new(io::stdout()))
     } else {
-        Ok(Box::new(std::io::BufWriter::new(std::fs::File::create(
-            path,
-        )?)))
+        Ok(Box::new(io::BufWriter::new(File::create(path)?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_wins_over_a_terminal_and_always_wins_over_no_color() {
+        assert!(ColorChoice::Auto.enabled(true, false));
+        assert!(!ColorChoice::Auto.enabled(true, true));
+        assert!(!ColorChoice::Auto.enabled(false, false));
+        assert!(ColorChoice::Always.enabled(false, true));
+        assert!(!ColorChoice::Never.enabled(true, false));
     }
 }

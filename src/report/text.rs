@@ -1,11 +1,78 @@
 //! The terminal report: what ran against what, a summary row per tree, then every
-//! case that is not identical with each arm's repro command and the diff.
+//! case that is not identical with each arm's repro command and the diff. Verdict
+//! words and diff lines are coloured when the caller says the stream may take it.
 
 use std::io::{self, Write};
 
-use crate::outcome::{CaseOutcome, RunOutcome, StreamVerdict, Verdict, VERDICT_LABELS};
+use anstyle::{AnsiColor, Style};
 
-pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
+use super::summary::{self, SUMMARY_HEADER};
+use crate::outcome::{CaseOutcome, RunOutcome, StreamVerdict, Verdict};
+
+/// Whether the report carries ANSI colour codes; decided by the caller from
+/// `--color`, `NO_COLOR` and whether the stream is a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Colors {
+    pub enabled: bool,
+}
+
+impl Colors {
+    /// Plain text, for files and pipes.
+    pub const NONE: Colors = Colors { enabled: false };
+
+    fn paint(self, style: Style, text: &str) -> String {
+        if self.enabled {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A verdict label in its colour: green for identical, cyan for equal only
+    /// after the flag-set file's rules, red for differences, yellow for flaky
+    /// arms, bold red for cases that could not be judged.
+    fn verdict(self, verdict: &Verdict) -> String {
+        let color = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+        let style = match verdict {
+            Verdict::Identical => color(AnsiColor::Green),
+            Verdict::OrderOnly | Verdict::EqualAfterNormalization => color(AnsiColor::Cyan),
+            Verdict::Differs => color(AnsiColor::Red),
+            Verdict::Flaky { .. } => color(AnsiColor::Yellow),
+            Verdict::Error { .. } | Verdict::TreeChanged { .. } => color(AnsiColor::Red).bold(),
+        };
+        self.paint(style, verdict.label())
+    }
+
+    /// A unified-diff line: removals red, additions green, hunk headers cyan, the
+    /// `---`/`+++` file headers bold.
+    fn diff_line(self, line: &str) -> String {
+        let color = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+        let style = if line.starts_with("---") || line.starts_with("+++") {
+            Style::new().bold()
+        } else if line.starts_with('-') {
+            color(AnsiColor::Red)
+        } else if line.starts_with('+') {
+            color(AnsiColor::Green)
+        } else if line.starts_with("@@") {
+            color(AnsiColor::Cyan)
+        } else {
+            return line.to_string();
+        };
+        self.paint(style, line)
+    }
+
+    /// The closing verdict: green when all equal, red otherwise.
+    fn overall(self, outcome: &RunOutcome) -> String {
+        let color = match outcome.exit_code() {
+            crate::exit::ALL_EQUAL => AnsiColor::Green,
+            _ => AnsiColor::Red,
+        };
+        let style = Style::new().fg_color(Some(color.into())).bold();
+        self.paint(style, summary::overall(outcome))
+    }
+}
+
+pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
     writeln!(
         out,
         "reference: {}",
@@ -16,6 +83,9 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         "candidate: {}",
         shell_words::join(&outcome.candidate.command)
     )?;
+    if let Some(config) = &outcome.config {
+        writeln!(out, "config: {config}")?;
+    }
     writeln!(out, "flag sets: {}", outcome.flag_sets)?;
     if outcome.runs > 1 {
         writeln!(out, "runs: each arm ran each case {} times", outcome.runs)?;
@@ -63,7 +133,7 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         .filter(|c| c.verdict != Verdict::Identical)
     {
         writeln!(out)?;
-        case_detail(case, out)?;
+        case_detail(case, out, colors)?;
     }
     if !outcome.rules.is_empty() {
         writeln!(out)?;
@@ -84,30 +154,18 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     writeln!(out)?;
-    writeln!(out, "{}", closing_line(outcome))?;
+    writeln!(
+        out,
+        "{}: {}",
+        summary::tally(outcome),
+        colors.overall(outcome)
+    )?;
     out.flush()
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    let header = [
-        "Tree",
-        "Sets",
-        "Identical",
-        "Order-only",
-        "Normalized",
-        "Differs",
-        "Flaky",
-        "Errors",
-    ];
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for tree in &outcome.trees {
-        let sets = outcome.cases.iter().filter(|c| c.tree == tree.name).count();
-        let mut row = vec![tree.name.clone(), sets.to_string()];
-        for label in VERDICT_LABELS {
-            row.push(outcome.count(Some(&tree.name), label).to_string());
-        }
-        rows.push(row);
-    }
+    let header = SUMMARY_HEADER;
+    let rows = summary::summary_rows(outcome);
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -140,21 +198,15 @@ fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
-    let what = match &case.verdict {
-        Verdict::Error { reason } => format!("error: {reason}"),
-        Verdict::TreeChanged { arm, .. } if arm == crate::matrix::EARLIER => {
-            "tree-changed: the tree had already changed before this case".to_string()
-        }
-        Verdict::TreeChanged { arm, .. } => {
-            format!("tree-changed: the tree moved while the {arm} arm ran")
-        }
-        other => other.label().to_string(),
-    };
+fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
+    let detail = summary::verdict_detail(&case.verdict)
+        .map(|d| format!(": {d}"))
+        .unwrap_or_default();
     writeln!(
         out,
-        "== {} [{}] {}: {what}",
-        case.tree, case.group, case.set
+        "== {}: {}{detail}",
+        summary::case_name(case),
+        colors.verdict(&case.verdict)
     )?;
     for (name, arm) in [
         ("reference", &case.reference),
@@ -197,7 +249,7 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "   {} differs:", stream.stream.name())?;
                 if let Some(diff) = &stream.diff {
                     for line in diff.lines() {
-                        writeln!(out, "     {line}")?;
+                        writeln!(out, "     {}", colors.diff_line(line))?;
                     }
                 }
             }
@@ -217,40 +269,24 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
                     "     variant {}: {}× (runs {}), {}",
                     i + 1,
                     variant.runs.len(),
-                    runs_list(&variant.runs),
+                    summary::runs_list(&variant.runs),
                     variant.status
                 )?;
                 if let Some(diff) = &variant.diff {
                     for line in diff.lines() {
-                        writeln!(out, "       {line}")?;
+                        writeln!(out, "       {}", colors.diff_line(line))?;
                     }
                 }
             }
         }
     }
-    if !case.fired.is_empty() {
-        let fired: Vec<String> = case
-            .fired
-            .iter()
-            .map(|f| format!("{} ×{}", f.rule, f.times))
-            .collect();
-        writeln!(out, "   rules fired: {}", fired.join(", "))?;
+    if let Some(fired) = summary::fired_list(case) {
+        writeln!(out, "   rules fired: {fired}")?;
     }
     for note in &case.notes {
         writeln!(out, "   note: {note}")?;
     }
     Ok(())
-}
-
-/// `1, 2, 5` from run numbers, cut after ten.
-fn runs_list(runs: &[usize]) -> String {
-    let shown: Vec<String> = runs.iter().take(10).map(usize::to_string).collect();
-    let more = runs.len().saturating_sub(10);
-    if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
 }
 
 /// `61007` as `61,007`.
@@ -264,31 +300,4 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-fn closing_line(outcome: &RunOutcome) -> String {
-    let counts: Vec<String> = VERDICT_LABELS
-        .iter()
-        .map(|label| (label, outcome.count(None, label)))
-        .filter(|(label, n)| *n > 0 || matches!(**label, "identical" | "differs" | "error"))
-        .map(|(label, n)| match *label {
-            "error" if n != 1 => format!("{n} errors"),
-            "error" => "1 error".to_string(),
-            "differs" if n != 1 => format!("{n} differ"),
-            other => format!("{n} {other}"),
-        })
-        .collect();
-    let verdict = match outcome.exit_code() {
-        crate::exit::ALL_EQUAL if outcome.count(None, "identical") == outcome.cases.len() => {
-            "all identical"
-        }
-        crate::exit::ALL_EQUAL => "all equal (some only after the flag-set file's rules)",
-        crate::exit::DIFFERENCES => "DIFFERENCES FOUND",
-        _ => "HARNESS ERRORS: some cases could not be judged",
-    };
-    format!(
-        "{} cases: {}: {verdict}",
-        outcome.cases.len(),
-        counts.join(", ")
-    )
 }

@@ -1,0 +1,114 @@
+//! What the human-readable reports (terminal, Markdown, GitHub annotations) say the
+//! same way: the per-tree counts table, the closing tally and verdict, and how a
+//! case and its verdict are named. Kept in one place so a PR comment and the
+//! terminal never disagree on a number or a word.
+
+use crate::outcome::{CaseOutcome, RunOutcome, Verdict, VERDICT_LABELS};
+
+/// The summary table's columns: the tree, its case count, then one per verdict
+/// label in the order of [`VERDICT_LABELS`].
+pub const SUMMARY_HEADER: [&str; 8] = [
+    "Tree",
+    "Sets",
+    "Identical",
+    "Order-only",
+    "Normalized",
+    "Differs",
+    "Flaky",
+    "Errors",
+];
+
+/// One row per tree, cells in the order of [`SUMMARY_HEADER`].
+pub fn summary_rows(outcome: &RunOutcome) -> Vec<Vec<String>> {
+    outcome
+        .trees
+        .iter()
+        .map(|tree| {
+            let sets = outcome.cases.iter().filter(|c| c.tree == tree.name).count();
+            let counts = VERDICT_LABELS
+                .iter()
+                .map(|label| outcome.count(Some(&tree.name), label).to_string());
+            std::iter::once(tree.name.clone())
+                .chain([sets.to_string()])
+                .chain(counts)
+                .collect()
+        })
+        .collect()
+}
+
+/// `12 cases: 10 identical, 2 differ, 0 errors`.
+pub fn tally(outcome: &RunOutcome) -> String {
+    let counts: Vec<String> = VERDICT_LABELS
+        .iter()
+        .map(|label| (label, outcome.count(None, label)))
+        .filter(|(label, n)| *n > 0 || matches!(**label, "identical" | "differs" | "error"))
+        .map(|(label, n)| match *label {
+            "error" if n != 1 => format!("{n} errors"),
+            "error" => "1 error".to_string(),
+            "differs" if n != 1 => format!("{n} differ"),
+            other => format!("{n} {other}"),
+        })
+        .collect();
+    format!("{} cases: {}", outcome.cases.len(), counts.join(", "))
+}
+
+/// The run's verdict in a few words, following its exit code.
+pub fn overall(outcome: &RunOutcome) -> &'static str {
+    match outcome.exit_code() {
+        crate::exit::ALL_EQUAL if outcome.count(None, "identical") == outcome.cases.len() => {
+            "all identical"
+        }
+        crate::exit::ALL_EQUAL => "all equal (some only after the flag-set file's rules)",
+        crate::exit::DIFFERENCES => "DIFFERENCES FOUND",
+        _ => "HARNESS ERRORS: some cases could not be judged",
+    }
+}
+
+/// `TREE [GROUP] SET`, how every report names a case.
+pub fn case_name(case: &CaseOutcome) -> String {
+    format!("{} [{}] {}", case.tree, case.group, case.set)
+}
+
+/// What follows the verdict's label, for the verdicts that carry a reason.
+pub fn verdict_detail(verdict: &Verdict) -> Option<String> {
+    match verdict {
+        Verdict::Error { reason } => Some(reason.clone()),
+        Verdict::TreeChanged { arm, .. } if arm == crate::matrix::EARLIER => {
+            Some("the tree had already changed before this case".to_string())
+        }
+        Verdict::TreeChanged { arm, .. } => Some(format!("the tree moved while the {arm} arm ran")),
+        _ => None,
+    }
+}
+
+/// The verdict's label followed by its reason, if any: `error: could not start`.
+pub fn verdict_text(verdict: &Verdict) -> String {
+    match verdict_detail(verdict) {
+        Some(detail) => format!("{}: {detail}", verdict.label()),
+        None => verdict.label().to_string(),
+    }
+}
+
+/// `rule ×2, tree-root ×4`, or `None` when no rule changed anything.
+pub fn fired_list(case: &CaseOutcome) -> Option<String> {
+    if case.fired.is_empty() {
+        return None;
+    }
+    let fired: Vec<String> = case
+        .fired
+        .iter()
+        .map(|f| format!("{} ×{}", f.rule, f.times))
+        .collect();
+    Some(fired.join(", "))
+}
+
+/// `1, 2, 5` from run numbers, cut after ten.
+pub fn runs_list(runs: &[usize]) -> String {
+    let shown: Vec<String> = runs.iter().take(10).map(usize::to_string).collect();
+    let more = runs.len().saturating_sub(10);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}

@@ -1,0 +1,384 @@
+//! The reports end to end: the Markdown report's table and folded diffs (with a
+//! fence no diff line can close), the JUnit XML read back with an independent XML
+//! parser, GitHub annotations and the step summary, colour on request and never
+//! under `NO_COLOR`, and the rules on where reports may go.
+
+use std::path::Path;
+
+use quick_xml::events::Event;
+
+use crate::util::{assert_exit, eqcheck, temp_dir, Cmd};
+
+/// The test double built beside eqcheck (tests/support/double.rs).
+fn double(request: &str) -> String {
+    format!("{} {request}", env!("CARGO_BIN_EXE_eqcheck-double"))
+}
+
+fn walk(engine: &str) -> String {
+    format!("{} walk --engine {engine}", eqcheck().display())
+}
+
+/// Writes a flag-set file into `dir` and returns its path.
+fn sets_file(dir: &Path, text: &str) -> String {
+    let file = dir.join("these.sets");
+    std::fs::write(&file, text).expect("the flag-set file is written");
+    file.to_string_lossy().into_owned()
+}
+
+/// eqcheck over the small tree with these arms and flag-set file, and no GitHub
+/// environment unless a test sets one (the suite itself may run in GitHub Actions).
+fn eqcheck_run(reference: &str, candidate: &str, sets: &str, rest: &[&str]) -> Cmd {
+    Cmd::new(eqcheck())
+        .args(["--ref", reference, "--cand", candidate])
+        .args(["--tree", "basic", "--sets", sets])
+        .args(rest)
+        .env("GITHUB_ACTIONS", "")
+        .env("GITHUB_STEP_SUMMARY", "")
+}
+
+/// Arms that print `a`, a line of three backticks and `c` against `b` and the
+/// backticks: a diff with a context line that would close a three-backtick fence.
+fn backtick_arms() -> (String, String) {
+    (
+        double("print 'a\\n```\\nc\\n'"),
+        double("print 'b\\n```\\n'"),
+    )
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The lines inside the first fenced block whose opening line ends in `info`, read
+/// as CommonMark reads them: the block closes at the first line that is, after at
+/// most three spaces, a run of at least as many backticks and nothing else.
+fn fenced_block(markdown: &str, info: &str) -> Vec<String> {
+    let mut lines = markdown.lines();
+    let fence = lines
+        .by_ref()
+        .find_map(|line| {
+            let ticks = line.len() - line.trim_start_matches('`').len();
+            (ticks >= 3 && &line[ticks..] == info).then_some(ticks)
+        })
+        .unwrap_or_else(|| panic!("no ```{info} block in:\n{markdown}"));
+    lines
+        .take_while(|line| {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let ticks = line.trim_start_matches(' ').trim_end();
+            let closes = indent <= 3 && ticks.len() >= fence && ticks.chars().all(|c| c == '`');
+            !closes
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_markdown_report_has_the_table_and_each_difference_folded_with_its_diff() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let report = dir.path().join("report.md");
+    let (reference, candidate) = backtick_arms();
+    let out = eqcheck_run(
+        &reference,
+        &candidate,
+        &sets,
+        &["--markdown", &report.to_string_lossy()],
+    )
+    .output();
+    assert_exit(&out, 1);
+    let markdown = std::fs::read_to_string(&report).expect("the Markdown report exists");
+    let has = |needle: &str| {
+        assert!(
+            markdown.contains(needle),
+            "no {needle:?} in:\n{markdown}\n{out}"
+        )
+    };
+    has("## eqcheck: DIFFERENCES FOUND");
+    has("| Tree | Sets | Identical | Order-only | Normalized | Differs | Flaky | Errors |");
+    has("| basic | 1 | 0 | 0 | 0 | 1 | 0 | 0 |");
+    has("<details>\n<summary><b>basic [only] (none)</b>: differs</summary>");
+    has("</details>");
+    has("eqcheck-double print 'b\\n```\\n'");
+    // The line of backticks in the diff stays inside the fence: the removed `c`
+    // after it is still part of the diff.
+    let diff = fenced_block(&markdown, "diff");
+    for line in ["-a", "+b", " ```", "-c"] {
+        assert!(diff.iter().any(|l| l == line), "{line:?} not in {diff:?}");
+    }
+    // The text report stays on stdout when the Markdown goes to a file.
+    assert!(text(&out.stdout).contains("| basic |"), "{out}");
+}
+
+#[test]
+fn markdown_on_stdout_moves_the_text_report_to_stderr() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let (reference, candidate) = backtick_arms();
+    let out = eqcheck_run(&reference, &candidate, &sets, &["--markdown", "-"]).output();
+    assert_exit(&out, 1);
+    assert!(text(&out.stdout).starts_with("## eqcheck: "), "{out}");
+    assert!(!text(&out.stdout).contains("== basic"), "{out}");
+    assert!(
+        text(&out.stderr).contains("== basic [only] (none): differs"),
+        "{out}"
+    );
+}
+
+/// An element of an XML document: its name, attributes, children and text.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    attributes: Vec<(String, String)>,
+    children: Vec<Element>,
+    text: String,
+}
+
+impl Element {
+    fn attribute(&self, name: &str) -> &str {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("<{}> has no {name}: {self:?}", self.name))
+    }
+
+    fn all(&self, name: &str) -> Vec<&Element> {
+        self.children.iter().filter(|c| c.name == name).collect()
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.all(name).len()
+    }
+}
+
+/// Parses a whole XML document into its root element with quick-xml's reader, not
+/// with the library that wrote it.
+fn parse_xml(xml: &str) -> Element {
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut open: Vec<Element> = vec![Element::default()];
+    let start = |e: &quick_xml::events::BytesStart| Element {
+        name: String::from_utf8_lossy(e.name().as_ref()).into_owned(),
+        attributes: e
+            .attributes()
+            .map(|a| {
+                let a = a.expect("a well-formed attribute");
+                let value = a
+                    .normalized_value(quick_xml::XmlVersion::Explicit1_0)
+                    .expect("an attribute value");
+                (
+                    String::from_utf8_lossy(a.key.as_ref()).into_owned(),
+                    value.into_owned(),
+                )
+            })
+            .collect(),
+        ..Element::default()
+    };
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) => open.push(start(&e)),
+            Event::Empty(e) => {
+                let element = start(&e);
+                open.last_mut().expect("a parent").children.push(element);
+            }
+            Event::End(_) => {
+                let done = open.pop().expect("an open element");
+                open.last_mut().expect("a parent").children.push(done);
+            }
+            Event::Text(t) => {
+                let decoded = t.decode().expect("UTF-8 text");
+                open.last_mut().expect("an element").text.push_str(&decoded);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut document = open.pop().expect("the document");
+    assert!(open.is_empty(), "unclosed elements");
+    assert_eq!(document.children.len(), 1, "one root element");
+    document.children.pop().expect("the root")
+}
+
+#[test]
+fn the_junit_report_has_a_suite_per_group_a_case_per_set_and_fails_differences() {
+    let dir = temp_dir();
+    // Line 20 exists only when every entry is listed (`-a`): the one-line sets are
+    // identical, the `-a` set differs.
+    let sets = sets_file(dir.path(), "[small]\n-s\n-d 0\n[big]\n-a\n");
+    let report = dir.path().join("junit.xml");
+    let candidate = double("walk-alter-line 20 --engine fast");
+    let out = eqcheck_run(
+        &walk("reference"),
+        &candidate,
+        &sets,
+        &["--junit", &report.to_string_lossy()],
+    )
+    .output();
+    assert_exit(&out, 1);
+    let xml = std::fs::read_to_string(&report).expect("the JUnit report exists");
+    let root = parse_xml(&xml);
+    let context = format!("{xml}\n{out}");
+    assert_eq!(root.name, "testsuites", "{context}");
+    assert_eq!(
+        (root.attribute("tests"), root.attribute("failures")),
+        ("3", "1"),
+        "{context}"
+    );
+    assert_eq!(root.attribute("errors"), "0", "{context}");
+    let suites = root.all("testsuite");
+    let names: Vec<&str> = suites.iter().map(|s| s.attribute("name")).collect();
+    assert_eq!(names, ["small", "big"], "{context}");
+    let (small, big) = (suites[0], suites[1]);
+    assert_eq!(small.count("testcase"), 2, "{context}");
+    assert_eq!(small.attribute("failures"), "0", "{context}");
+    assert_eq!(big.attribute("failures"), "1", "{context}");
+    let cases: Vec<&str> = small
+        .all("testcase")
+        .iter()
+        .map(|c| c.attribute("name"))
+        .collect();
+    assert_eq!(cases, ["basic: -s", "basic: -d 0"], "{context}");
+    for case in small.all("testcase") {
+        assert_eq!(case.attribute("classname"), "small", "{context}");
+        assert_eq!(case.count("failure"), 0, "{context}");
+        let system_out = &case.all("system-out")[0].text;
+        assert!(system_out.contains("verdict: identical"), "{context}");
+    }
+    let failing = big.all("testcase")[0];
+    assert_eq!(failing.attribute("name"), "basic: -a", "{context}");
+    let failure = failing.all("failure")[0];
+    assert_eq!(failure.attribute("message"), "differs: stdout", "{context}");
+    assert!(failure.text.contains("+++ candidate"), "{context}");
+    let time: f64 = failing.attribute("time").parse().expect("a time");
+    assert!(time > 0.0, "the arms' time is the case's: {context}");
+}
+
+#[test]
+fn a_flaky_arm_is_a_failure_marked_flaky_in_junit() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    // Thirty items in a new order on every run: three runs cannot all agree.
+    let shuffler = double("items 30 , list:");
+    let out = eqcheck_run(
+        &shuffler,
+        &double("print 'list:\\n'"),
+        &sets,
+        &["--runs", "3", "--junit", "-"],
+    )
+    .output();
+    assert_exit(&out, 1);
+    let xml = text(&out.stdout);
+    let root = parse_xml(&xml);
+    let context = format!("{xml}\n{out}");
+    assert_eq!(root.attribute("failures"), "1", "{context}");
+    let case = root.all("testsuite")[0].all("testcase")[0];
+    let failure = case.all("failure")[0];
+    assert!(
+        failure.attribute("message").starts_with("flaky: "),
+        "{context}"
+    );
+    assert!(case.count("flakyFailure") >= 1, "{context}");
+    assert_eq!(case.count("rerunFailure"), 0, "{context}");
+    // The text report moved to stderr.
+    assert!(text(&out.stderr).contains(": flaky"), "{context}");
+}
+
+#[test]
+fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let witness = dir.path().join("ran");
+    // An arm that counts its runs in a file, so it leaves the file behind if it
+    // ever runs (as root it runs as root, to be able to write there).
+    let counter = double(&format!("drop-every 1 {}", witness.display()));
+    let stopped = |rest: &[&str], message: &str| {
+        let rest = [rest, &["--as-root"]].concat();
+        let out = eqcheck_run(&counter, &counter, &sets, &rest).output();
+        assert_exit(&out, 2);
+        assert!(text(&out.stderr).contains(message), "{out}");
+        assert!(out.stdout.is_empty(), "{out}");
+        assert!(!witness.exists(), "an arm ran\n{out}");
+    };
+    stopped(
+        &["--json", "-", "--markdown", "-"],
+        "--json - and --markdown - both ask for stdout: send one of them to a file",
+    );
+    stopped(
+        &["--junit", "-", "--markdown", "-"],
+        "--markdown - and --junit - both ask for stdout",
+    );
+    let unwritable = "/nonexistent-folder/report.xml";
+    stopped(&["--junit", unwritable], &format!("--junit {unwritable}: "));
+    // The witness works: a run that starts leaves it.
+    let out = eqcheck_run(&counter, &counter, &sets, &["--as-root"]).output();
+    assert_exit(&out, 0);
+    assert!(witness.exists(), "the arm left no count\n{out}");
+}
+
+#[test]
+fn in_github_actions_differences_are_annotated_and_the_summary_is_appended() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let summary = dir.path().join("step-summary.md");
+    std::fs::write(&summary, "an earlier step's summary\n").unwrap();
+    // A percent sign and line breaks, which a workflow command must escape.
+    let reference = double("print 'a 100%\\n'");
+    let candidate = double("print 'b\\n'");
+    let github = |rest: &[&str]| {
+        eqcheck_run(&reference, &candidate, &sets, rest)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .output()
+    };
+    let out = github(&[]);
+    assert_exit(&out, 1);
+    let stdout = text(&out.stdout);
+    let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(errors.len(), 1, "{out}");
+    let error = errors[0];
+    assert!(
+        error.starts_with("::error title=eqcheck%3A basic [only] (none)%3A differs::differs%0A"),
+        "{error}\n{out}"
+    );
+    assert!(error.contains("%0A-a 100%25%0A+b"), "{error}\n{out}");
+    let appended = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        appended.starts_with("an earlier step's summary\n"),
+        "{appended}"
+    );
+    assert!(
+        appended.contains("## eqcheck: DIFFERENCES FOUND"),
+        "{appended}"
+    );
+    assert!(appended.contains("<details>"), "{appended}");
+    // With a report on stdout, the annotations go to stderr beside the text report.
+    let out = github(&["--json", "-"]);
+    assert_exit(&out, 1);
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout is the JSON");
+    assert!(text(&out.stderr).contains("\n::error title="), "{out}");
+}
+
+#[test]
+fn colour_is_forced_by_always_and_never_given_to_a_pipe_or_under_no_color() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let (reference, candidate) = backtick_arms();
+    let run = |color: Option<&str>, no_color: &str| {
+        let rest: Vec<&str> = color.map_or(Vec::new(), |c| vec!["--color", c]);
+        eqcheck_run(&reference, &candidate, &sets, &rest)
+            .env("NO_COLOR", no_color)
+            .output()
+    };
+    let forced = run(Some("always"), "1");
+    assert_exit(&forced, 1);
+    let painted = text(&forced.stdout);
+    assert!(painted.contains("\x1b[31m-a\x1b[0m"), "{forced}");
+    assert!(painted.contains("\x1b[32m+b\x1b[0m"), "{forced}");
+    assert!(painted.contains("\x1b[36m@@ "), "{forced}");
+    assert!(painted.contains(": \x1b[31mdiffers\x1b[0m"), "{forced}");
+    for out in [run(None, "1"), run(None, ""), run(Some("never"), "")] {
+        assert_exit(&out, 1);
+        assert!(!out.stdout.contains(&0x1b), "{out}");
+        // Nor a progress bar: stderr is not a terminal.
+        assert!(out.stderr.is_empty(), "{out}");
+    }
+}
