@@ -1,0 +1,705 @@
+//! The project config, `eqcheck.toml`: the arms, flag sets, trees, timeout, runs,
+//! jobs, guard, user and environment a project keeps for testing its own walker, so
+//! that `eqcheck --tree web/ --sets all` in its folder runs them. This file owns
+//! finding it (in the working folder only, never a parent, unless `--config PATH`
+//! names one; `--no-config` turns it off), reading it, making its paths relative to
+//! the working folder, and merging it under the command line. A mistake in it is a
+//! usage error (exit 2) reported as `FILE:LINE:COL: what is wrong`.
+//!
+//! ```toml
+//! reference = "bin/du-old -x"      # split shell-word style, as --ref is
+//! candidate = "bin/du-new -x"
+//! flagsets = "ci/du.sets"          # a built-in name, or a path from this file's folder
+//! sets = "sizes,depth"
+//! trees = ["basic", "fixtures/web"]
+//! timeout = 30                     # seconds
+//! runs = 2
+//! jobs = 4
+//! guard = "content"
+//! as_user = "nobody"
+//! [env]
+//! RUST_BACKTRACE = "0"
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::{self, RunRequest};
+use crate::{fixtures, flagset};
+
+/// The file looked for in the working folder.
+pub const FILE_NAME: &str = "eqcheck.toml";
+/// `--sets` when neither the command line nor the file says.
+pub const DEFAULT_SETS: &str = "all";
+/// `--timeout` when neither says.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// `--guard` when neither says.
+pub const DEFAULT_GUARD: &str = "metadata";
+
+/// The run options both the command line and the file can give, `None` (or empty)
+/// where one gave nothing, so that merging can tell "not given" from a default.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Layer {
+    pub reference: Option<String>,
+    pub candidate: Option<String>,
+    pub flagsets: Option<String>,
+    pub sets: Option<String>,
+    /// Empty: none named here.
+    pub trees: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub runs: Option<usize>,
+    pub jobs: Option<usize>,
+    pub guard: Option<String>,
+    pub as_user: Option<String>,
+    /// Overrides for both arms, over the pinned environment and the flag-set file's.
+    pub env: Vec<(String, String)>,
+}
+
+/// A loaded `eqcheck.toml`.
+#[derive(Debug)]
+pub struct ProjectFile {
+    /// The path as found or given; messages and the run's note name it so.
+    pub path: PathBuf,
+    /// What the file sets, its paths already rebased onto the working folder.
+    pub options: Layer,
+}
+
+/// Why the config could not be used: exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}:{column}: {message}")]
+    At {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{file}: {message}")]
+    Whole { file: String, message: String },
+}
+
+/// The file as written; every value the file can get wrong keeps its span.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    reference: Option<Spanned<String>>,
+    candidate: Option<Spanned<String>>,
+    flagsets: Option<String>,
+    sets: Option<Spanned<String>>,
+    trees: Option<Vec<String>>,
+    timeout: Option<Spanned<f64>>,
+    runs: Option<Spanned<usize>>,
+    jobs: Option<Spanned<usize>>,
+    guard: Option<Spanned<String>>,
+    as_user: Option<Spanned<toml::Value>>,
+    env: Option<BTreeMap<Spanned<String>, String>>,
+}
+
+/// The config a run uses: the file `--config` names, else `eqcheck.toml` in the
+/// working folder when there is one; none with `--no-config`.
+pub fn find(named: Option<&Path>, disabled: bool) -> Result<Option<ProjectFile>, ProjectError> {
+    if disabled {
+        return Ok(None);
+    }
+    let path = named.unwrap_or(Path::new(FILE_NAME));
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if named.is_none() && err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(source) => {
+            return Err(ProjectError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    parse(path, &text).map(Some)
+}
+
+/// Parses a config's text. `path` names the file in errors, and its folder is where
+/// the file's relative paths start.
+pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
+    let file = path.display().to_string();
+    let at = |span: Range<usize>, message: String| {
+        let (line, column) = line_and_column(text, span.start);
+        ProjectError::At {
+            file: file.clone(),
+            line,
+            column,
+            message,
+        }
+    };
+    let written: Written = toml::from_str(text).map_err(|err| {
+        let message = in_toml_words(err.message());
+        match err.span() {
+            Some(span) => at(span, message),
+            None => ProjectError::Whole {
+                file: file.clone(),
+                message,
+            },
+        }
+    })?;
+    let folder = path.parent().unwrap_or(Path::new(""));
+    let command = |value: Spanned<String>| {
+        arm_command(value.get_ref(), folder).map_err(|message| at(value.span(), message))
+    };
+    let mut options = Layer {
+        reference: written.reference.map(command).transpose()?,
+        candidate: written.candidate.map(command).transpose()?,
+        flagsets: written.flagsets.map(|named| flag_set_file(&named, folder)),
+        trees: written
+            .trees
+            .unwrap_or_default()
+            .iter()
+            .map(|name| tree(name, folder))
+            .collect(),
+        ..Layer::default()
+    };
+    if let Some(sets) = written.sets {
+        // A flag-set file given as `sets` is the file's flag-set file, so that a
+        // command-line `--sets GROUP` selects groups from it.
+        if sets_names_a_file(sets.get_ref(), folder) {
+            if options.flagsets.is_some() {
+                let message = "`sets` names a flag-set file and so does `flagsets`: keep one \
+                               (`sets` may then name groups of it)";
+                return Err(at(sets.span(), message.into()));
+            }
+            options.flagsets = Some(rebase(sets.get_ref(), folder));
+        } else {
+            options.sets = Some(sets.into_inner());
+        }
+    }
+    if let Some(secs) = written.timeout {
+        let timeout = Some(*secs.get_ref())
+            .filter(|s| *s > 0.0)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let message = format!("`timeout` must be seconds more than 0, not {secs}");
+        options.timeout = Some(timeout.ok_or_else(|| at(secs.span(), message))?);
+    }
+    for (key, count, into) in [
+        ("runs", written.runs, &mut options.runs),
+        ("jobs", written.jobs, &mut options.jobs),
+    ] {
+        if let Some(count) = count {
+            if *count.get_ref() == 0 {
+                return Err(at(count.span(), format!("`{key}` must be at least 1")));
+            }
+            *into = Some(count.into_inner());
+        }
+    }
+    if let Some(guard) = written.guard {
+        if !["metadata", "content", "off"].contains(&guard.get_ref().as_str()) {
+            let message = format!("guard `{guard}`: expected metadata, content or off");
+            return Err(at(guard.span(), message));
+        }
+        options.guard = Some(guard.into_inner());
+    }
+    if let Some(user) = written.as_user {
+        options.as_user = Some(match user.get_ref() {
+            toml::Value::String(name) => name.clone(),
+            toml::Value::Integer(uid) if *uid >= 0 => uid.to_string(),
+            _ => {
+                let message = "`as_user` must be a user name or a uid".to_string();
+                return Err(at(user.span(), message));
+            }
+        });
+    }
+    for (name, value) in written.env.unwrap_or_default() {
+        if name.get_ref().is_empty() || name.get_ref().contains(['=', '\0']) {
+            let message = format!("env `{name}`: a name must be non-empty, without `=` or NUL");
+            return Err(at(name.span(), message));
+        }
+        if value.contains('\0') {
+            return Err(at(
+                name.span(),
+                format!("env `{name}`: the value holds a NUL"),
+            ));
+        }
+        options.env.push((name.into_inner(), value));
+    }
+    Ok(ProjectFile {
+        path: path.to_path_buf(),
+        options,
+    })
+}
+
+/// The options a run uses: the command line's over the file's, key by key, except
+/// where taking one key from each side would make a run nobody asked for:
+/// - `--ref` or `--cand` alone replaces that arm of the file's and keeps the other;
+///   under `--self-check` the file's candidate is left out (the reference runs
+///   against itself);
+/// - `--tree` replaces the file's whole list;
+/// - a flag-set file chosen on the command line (`--flagsets`, or `--sets FILE`)
+///   replaces the file's flag-set file and its `sets`; `--sets GROUPS` alone selects
+///   groups from the file's flag-set file;
+/// - the file's `as_user` is left out under `--as-root`, and when eqcheck does not
+///   run as root (where it means nothing), so one file serves root CI and laptops.
+pub fn merge(
+    given: Layer,
+    file: Option<&ProjectFile>,
+    self_check: bool,
+    as_root: bool,
+) -> Result<Layer, ProjectError> {
+    let Some(file) = file else {
+        return Ok(given);
+    };
+    let ours = file.options.clone();
+    let reference = given.reference.or(ours.reference.clone());
+    let candidate = if self_check {
+        given.candidate
+    } else {
+        given.candidate.or(ours.candidate.clone())
+    };
+    if !self_check && reference.is_some() != candidate.is_some() {
+        let half = match (&ours.reference, &ours.candidate) {
+            (Some(_), None) => Some(("reference", "candidate", "cand")),
+            (None, Some(_)) => Some(("candidate", "reference", "ref")),
+            _ => None,
+        };
+        if let Some((has, lacks, flag)) = half {
+            return Err(ProjectError::Whole {
+                file: file.path.display().to_string(),
+                message: format!("gives `{has}` but no `{lacks}`: add `{lacks}`, or give --{flag}"),
+            });
+        }
+    }
+    let chosen_here =
+        given.flagsets.is_some() || given.sets.as_deref().is_some_and(config::sets_names_a_file);
+    let (flagsets, sets) = if chosen_here {
+        (given.flagsets, given.sets)
+    } else {
+        (ours.flagsets, given.sets.or(ours.sets))
+    };
+    let file_user = ours.as_user.filter(|_| !as_root && running_as_root());
+    Ok(Layer {
+        reference,
+        candidate,
+        flagsets,
+        sets,
+        trees: if given.trees.is_empty() {
+            ours.trees
+        } else {
+            given.trees
+        },
+        timeout: given.timeout.or(ours.timeout),
+        runs: given.runs.or(ours.runs),
+        jobs: given.jobs.or(ours.jobs),
+        guard: given.guard.or(ours.guard),
+        as_user: given.as_user.or(file_user),
+        // A later value for a name wins when the arms' environment is set.
+        env: ours.env.into_iter().chain(given.env).collect(),
+    })
+}
+
+impl Layer {
+    /// The request these options make, with the defaults where no layer gave a
+    /// value; options only the command line has are left for the caller to set.
+    pub fn into_request(self) -> RunRequest {
+        RunRequest {
+            trees: self.trees,
+            sets: self.sets.unwrap_or_else(|| DEFAULT_SETS.to_string()),
+            reference: self.reference,
+            candidate: self.candidate,
+            jobs: self.jobs,
+            timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            as_user: self.as_user,
+            guard: self.guard.unwrap_or_else(|| DEFAULT_GUARD.to_string()),
+            flagsets: self.flagsets,
+            runs: self.runs,
+            env: self.env,
+            ..RunRequest::default()
+        }
+    }
+}
+
+/// An arm's command, checked to split. A relative program path with a folder part
+/// starts at the config's folder, as the file's other paths do; a bare name is
+/// looked up on PATH.
+fn arm_command(text: &str, folder: &Path) -> Result<String, String> {
+    let mut words = shell_words::split(text).map_err(|e| format!("cannot split `{text}`: {e}"))?;
+    let Some(program) = words.first_mut() else {
+        return Err("the command is empty".into());
+    };
+    let path = Path::new(program.as_str());
+    if folder.as_os_str().is_empty() || path.is_absolute() || path.components().count() < 2 {
+        return Ok(text.to_string());
+    }
+    *program = rebase(program, folder);
+    Ok(shell_words::join(&words))
+}
+
+/// A tree the file names: a built-in name stays a name (it wins over a folder of the
+/// same name, as on the command line); anything else is a path from the config's
+/// folder.
+fn tree(name: &str, folder: &Path) -> String {
+    if fixtures::is_builtin(name) {
+        name.to_string()
+    } else {
+        rebase(name, folder)
+    }
+}
+
+/// The flag-set file the file names: a built-in name stays a name; anything else is a
+/// path from the config's folder.
+fn flag_set_file(named: &str, folder: &Path) -> String {
+    if flagset::builtin_names().any(|builtin| builtin == named) {
+        named.to_string()
+    } else {
+        rebase(named, folder)
+    }
+}
+
+/// `sets` read as `--sets` reads it, but from the config's folder.
+fn sets_names_a_file(selector: &str, folder: &Path) -> bool {
+    folder.join(selector).is_file() || selector.ends_with(".sets")
+}
+
+/// `relative` from the config's folder, as a path from the working folder. A file
+/// found in the working folder leaves paths as written, so `./edge` stays a folder
+/// and is never mistaken for the built-in tree.
+fn rebase(relative: &str, folder: &Path) -> String {
+    if folder.as_os_str().is_empty() {
+        return relative.to_string();
+    }
+    let relative = Path::new(relative);
+    // A leading `./` is dropped: `sub/./web` would name the tree so in the report.
+    let inside: PathBuf = (relative.components())
+        .skip_while(|c| *c == Component::CurDir)
+        .collect();
+    folder.join(inside).to_string_lossy().into_owned()
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// serde's messages speak of fields and Rust types; a TOML file has keys and numbers.
+fn in_toml_words(message: &str) -> String {
+    message
+        .trim_end()
+        .replacen("unknown field", "unknown key", 1)
+        .replacen(", expected one of", "; known keys:", 1)
+        .replacen("expected usize", "expected a whole number", 1)
+        .replacen("expected f64", "expected a number", 1)
+}
+
+#[cfg(unix)]
+fn running_as_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Elsewhere the arms run as whoever runs eqcheck.
+#[cfg(not(unix))]
+fn running_as_root() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(path: &str, text: &str) -> Layer {
+        parse(Path::new(path), text)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .options
+    }
+
+    fn error(path: &str, text: &str) -> String {
+        match parse(Path::new(path), text) {
+            Ok(file) => panic!("parsed: {file:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let text = r#"
+reference = "old-du -x"
+candidate = "new-du -x"
+flagsets = "walk"
+sets = "sizes,depth"
+trees = ["basic", "edge"]
+timeout = 30
+runs = 2
+jobs = 4
+guard = "content"
+as_user = 1000
+[env]
+RUST_BACKTRACE = "0"
+BLOCK_SIZE = "1K"
+"#;
+        let expected = Layer {
+            reference: Some("old-du -x".into()),
+            candidate: Some("new-du -x".into()),
+            flagsets: Some("walk".into()),
+            sets: Some("sizes,depth".into()),
+            trees: strings(&["basic", "edge"]),
+            timeout: Some(Duration::from_secs(30)),
+            runs: Some(2),
+            jobs: Some(4),
+            guard: Some("content".into()),
+            as_user: Some("1000".into()),
+            env: vec![
+                ("BLOCK_SIZE".into(), "1K".into()),
+                ("RUST_BACKTRACE".into(), "0".into()),
+            ],
+        };
+        assert_eq!(parsed("eqcheck.toml", text), expected);
+        assert_eq!(parsed("eqcheck.toml", ""), Layer::default());
+        let fraction = parsed("eqcheck.toml", "timeout = 0.25\nas_user = \"nobody\"");
+        assert_eq!(fraction.timeout, Some(Duration::from_millis(250)));
+        assert_eq!(fraction.as_user.as_deref(), Some("nobody"));
+    }
+
+    #[test]
+    fn mistakes_are_reported_at_their_line_and_column() {
+        let cases = [
+            (
+                "sets = \"all\"\n\nruns = \"two\"\n",
+                "eqcheck.toml:3:8: invalid type: string \"two\", expected a whole number",
+            ),
+            ("runs = 0", "eqcheck.toml:1:8: `runs` must be at least 1"),
+            ("\njobs = 0", "eqcheck.toml:2:8: `jobs` must be at least 1"),
+            (
+                "timeout = 0",
+                "eqcheck.toml:1:11: `timeout` must be seconds more than 0, not 0",
+            ),
+            (
+                "timeout = nan",
+                "eqcheck.toml:1:11: `timeout` must be seconds more than 0, not NaN",
+            ),
+            (
+                "timeout = \"1m\"",
+                "eqcheck.toml:1:11: invalid type: string \"1m\", expected a number",
+            ),
+            (
+                "trees = \"basic\"",
+                "eqcheck.toml:1:9: invalid type: string \"basic\", expected a sequence",
+            ),
+            (
+                "guard = \"full\"",
+                "eqcheck.toml:1:9: guard `full`: expected metadata, content or off",
+            ),
+            (
+                "as_user = -1",
+                "eqcheck.toml:1:11: `as_user` must be a user name or a uid",
+            ),
+            (
+                "reference = \"old 'du\"",
+                "eqcheck.toml:1:13: cannot split `old 'du`: missing closing quote",
+            ),
+            (
+                "candidate = \"  \"",
+                "eqcheck.toml:1:13: the command is empty",
+            ),
+            (
+                "[env]\nX = 1",
+                "eqcheck.toml:2:5: invalid type: integer `1`, expected a string",
+            ),
+            // Columns count characters: `é` is two bytes.
+            (
+                "env = { \"é\" = \"x\", \"A=B\" = \"y\" }",
+                "eqcheck.toml:1:20: env `A=B`: a name must be non-empty, without `=` or NUL",
+            ),
+            ("runs = [", "eqcheck.toml:1:9: unclosed array, expected `]`"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(error("eqcheck.toml", text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_known_keys() {
+        let message = error("ci/eqcheck.toml", "runs = 1\ncolour = \"red\"\n");
+        let start = "ci/eqcheck.toml:2:1: unknown key `colour`; known keys: `reference`,";
+        assert!(message.starts_with(start), "{message}");
+        for key in ["as_user", "env", "flagsets", "guard", "timeout", "trees"] {
+            assert!(message.contains(&format!("`{key}`")), "{message}");
+        }
+    }
+
+    #[test]
+    fn paths_start_at_the_config_folder() {
+        let text = r#"
+reference = "bin/old -x {tree}"
+candidate = "new-du -x"
+flagsets = "ci/du.sets"
+trees = ["basic", "web", "./edge", "/srv/tree"]
+"#;
+        let layer = parsed("proj/eqcheck.toml", text);
+        let reference = shell_words::split(layer.reference.as_deref().unwrap()).unwrap();
+        assert_eq!(reference, strings(&["proj/bin/old", "-x", "{tree}"]));
+        // A bare program name is looked up on PATH, not in the folder.
+        assert_eq!(layer.candidate.as_deref(), Some("new-du -x"));
+        assert_eq!(layer.flagsets.as_deref(), Some("proj/ci/du.sets"));
+        // A built-in name stays a name; `./edge` is the folder, not the built-in tree.
+        let trees = strings(&["basic", "proj/web", "proj/edge", "/srv/tree"]);
+        assert_eq!(layer.trees, trees);
+        let builtin = parsed("proj/eqcheck.toml", "flagsets = \"walk\"");
+        assert_eq!(builtin.flagsets.as_deref(), Some("walk"));
+    }
+
+    #[test]
+    fn a_config_in_the_working_folder_keeps_paths_as_written() {
+        let text = "reference = \"./bin/old -x\"\ntrees = [\"./edge\", \"web\"]\n";
+        let layer = parsed("eqcheck.toml", text);
+        assert_eq!(layer.reference.as_deref(), Some("./bin/old -x"));
+        assert_eq!(layer.trees, strings(&["./edge", "web"]));
+    }
+
+    #[test]
+    fn a_flag_set_file_given_as_sets_is_the_flag_set_file() {
+        let layer = parsed("proj/eqcheck.toml", "sets = \"mine.sets\"");
+        assert_eq!(layer.flagsets.as_deref(), Some("proj/mine.sets"));
+        assert_eq!(layer.sets, None);
+        let message = error("eqcheck.toml", "flagsets = \"walk\"\nsets = \"mine.sets\"");
+        let start = "eqcheck.toml:2:8: `sets` names a flag-set file and so does `flagsets`";
+        assert!(message.starts_with(start), "{message}");
+    }
+
+    fn file(text: &str) -> ProjectFile {
+        parse(Path::new("eqcheck.toml"), text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const BOTH_ARMS: &str = r#"
+reference = "old -x"
+candidate = "new -x"
+sets = "sizes"
+trees = ["basic", "web"]
+timeout = 5
+runs = 2
+guard = "off"
+env = { X = "1" }
+"#;
+
+    #[test]
+    fn the_command_line_wins_key_by_key_and_replaces_the_tree_list() {
+        let given = Layer {
+            sets: Some("depth".into()),
+            trees: strings(&["edge"]),
+            runs: Some(3),
+            ..Layer::default()
+        };
+        let merged = merge(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+        assert_eq!(merged.sets.as_deref(), Some("depth"));
+        assert_eq!(merged.trees, strings(&["edge"]));
+        assert_eq!(merged.runs, Some(3));
+        assert_eq!(merged.timeout, Some(Duration::from_secs(5)));
+        assert_eq!(merged.guard.as_deref(), Some("off"));
+        assert_eq!(merged.env, vec![("X".into(), "1".into())]);
+        assert_eq!(merged.reference.as_deref(), Some("old -x"));
+        let from_file = merge(Layer::default(), Some(&file(BOTH_ARMS)), false, false).unwrap();
+        assert_eq!(from_file.trees, strings(&["basic", "web"]));
+        let alone = merge(Layer::default(), None, false, false).unwrap();
+        assert_eq!(alone, Layer::default());
+    }
+
+    #[test]
+    fn one_arm_on_the_command_line_replaces_only_that_arm() {
+        let given = Layer {
+            candidate: Some("newer -x".into()),
+            ..Layer::default()
+        };
+        let merged = merge(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+        assert_eq!(merged.reference.as_deref(), Some("old -x"));
+        assert_eq!(merged.candidate.as_deref(), Some("newer -x"));
+        // Under --self-check the reference runs against itself.
+        let checked = merge(Layer::default(), Some(&file(BOTH_ARMS)), true, false).unwrap();
+        assert_eq!(checked.reference.as_deref(), Some("old -x"));
+        assert_eq!(checked.candidate, None);
+    }
+
+    #[test]
+    fn a_file_with_one_arm_needs_the_other() {
+        let half = file("reference = \"old\"");
+        let message = merge(Layer::default(), Some(&half), false, false)
+            .unwrap_err()
+            .to_string();
+        let expected =
+            "eqcheck.toml: gives `reference` but no `candidate`: add `candidate`, or give --cand";
+        assert_eq!(message, expected);
+        let given = Layer {
+            candidate: Some("new".into()),
+            ..Layer::default()
+        };
+        let merged = merge(given, Some(&half), false, false).unwrap();
+        assert_eq!(merged.reference.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn a_flag_set_file_on_the_command_line_replaces_the_files_choice() {
+        let ours = file("flagsets = \"ci/du.sets\"\nsets = \"sizes\"");
+        let groups = Layer {
+            sets: Some("depth".into()),
+            ..Layer::default()
+        };
+        let merged = merge(groups, Some(&ours), false, false).unwrap();
+        assert_eq!(merged.flagsets.as_deref(), Some("ci/du.sets"));
+        assert_eq!(merged.sets.as_deref(), Some("depth"));
+        let sets_file = Layer {
+            sets: Some("other.sets".into()),
+            ..Layer::default()
+        };
+        let merged = merge(sets_file, Some(&ours), false, false).unwrap();
+        assert_eq!(merged.flagsets, None);
+        assert_eq!(merged.sets.as_deref(), Some("other.sets"));
+        let named = Layer {
+            flagsets: Some("walk".into()),
+            ..Layer::default()
+        };
+        let merged = merge(named, Some(&ours), false, false).unwrap();
+        assert_eq!(merged.flagsets.as_deref(), Some("walk"));
+        assert_eq!(merged.sets, None);
+    }
+
+    #[test]
+    fn the_files_user_is_left_out_under_as_root_and_when_not_root() {
+        let ours = file("as_user = \"nobody\"");
+        let merged = merge(Layer::default(), Some(&ours), false, true).unwrap();
+        assert_eq!(merged.as_user, None);
+        let expected = running_as_root().then(|| "nobody".to_string());
+        let merged = merge(Layer::default(), Some(&ours), false, false).unwrap();
+        assert_eq!(merged.as_user, expected);
+    }
+
+    #[test]
+    fn defaults_fill_only_what_no_layer_gave() {
+        let request = Layer::default().into_request();
+        assert_eq!(request.sets, DEFAULT_SETS);
+        assert_eq!(request.timeout, DEFAULT_TIMEOUT);
+        assert_eq!(request.guard, DEFAULT_GUARD);
+        let request = file(BOTH_ARMS).options.into_request();
+        assert_eq!(request.sets, "sizes");
+        assert_eq!(request.timeout, Duration::from_secs(5));
+        assert_eq!(request.guard, "off");
+        assert_eq!(request.env, vec![("X".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_only_when_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join(FILE_NAME);
+        let message = find(Some(&missing), false).unwrap_err().to_string();
+        assert!(message.starts_with("cannot read "), "{message}");
+        assert!(find(Some(&missing), true).unwrap().is_none());
+    }
+}
