@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, RunRequest};
+use crate::project;
 use crate::walk::du::{DuOptions, Unit};
 use crate::walk::{Engine, ListOptions};
 
@@ -28,7 +29,8 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the matrix: arms × trees × flag sets (the default subcommand).
-    Run(RunArgs),
+    // Boxed: the run's options dwarf the other subcommands'.
+    Run(Box<RunArgs>),
     /// The built-in subject: a du-compatible walker with two engines.
     Walk(WalkArgs),
     /// List, show or build the fixture trees.
@@ -42,8 +44,10 @@ struct RunArgs {
     #[arg(long = "tree", value_name = "NAME|PATH")]
     trees: Vec<String>,
     /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
-    #[arg(long, value_name = "all|GROUP|FILE", default_value = "all")]
-    sets: String,
+    /// [default: all]
+    // Defaults are applied after merging eqcheck.toml, so clap must see "not given".
+    #[arg(long, value_name = "all|GROUP|FILE")]
+    sets: Option<String>,
     /// The flag-set file: a built-in name (walk, dust, du, find) or a path. Default:
     /// the built-in file named after the reference program, else walk.
     #[arg(long, value_name = "NAME|FILE")]
@@ -64,24 +68,40 @@ struct RunArgs {
     /// Cases run at once (default: the number of cores).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     jobs: Option<usize>,
-    /// Seconds an arm may run before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    timeout: f64,
+    /// Seconds an arm may run before its process group is killed. [default: 60]
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
     /// Write the JSON report here (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Write a Markdown report to paste into a pull request here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+    /// Write a JUnit XML report here (`-` for stdout): one suite per flag-set group.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Colour the terminal report: auto means only on a terminal and without NO_COLOR.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    color: ColorArg,
     /// When eqcheck runs as root, run the arms as this user (default: uid/gid 65534).
     #[arg(long, value_name = "NAME|UID", conflicts_with = "as_root")]
     as_user: Option<String>,
     /// When eqcheck runs as root, run the arms as root too (permission fixtures then test nothing).
     #[arg(long)]
     as_root: bool,
-    /// How closely each tree is fingerprinted around every arm.
-    #[arg(long, value_name = "metadata|content|off", default_value = "metadata")]
-    guard: String,
+    /// How closely each tree is fingerprinted around every arm. [default: metadata]
+    #[arg(long, value_name = "metadata|content|off")]
+    guard: Option<String>,
     /// Leave the built trees in place and print where they are.
     #[arg(long)]
     keep: bool,
+    /// The project config to use instead of an eqcheck.toml in the working folder
+    /// (only that folder is searched, never its parents).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
+    config: Option<PathBuf>,
+    /// Ignore any eqcheck.toml in the working folder.
+    #[arg(long)]
+    no_config: bool,
 }
 
 #[derive(Args, Debug)]
@@ -128,6 +148,14 @@ struct WalkArgs {
     paths: Vec<OsString>,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, Default)]
+enum ColorArg {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 enum EngineArg {
     Reference,
@@ -167,66 +195,61 @@ pub fn main() -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Walk(args)) => Ok(walk(args)),
         Some(Command::Trees(command)) => trees(command),
-        Some(Command::Run(args)) => run(args),
+        Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
 }
 
 fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let request = RunRequest {
-        trees: args.trees,
-        sets: args.sets,
-        reference: args.reference,
-        candidate: args.candidate,
-        jobs: args.jobs,
-        timeout: std::time::Duration::try_from_secs_f64(args.timeout)
-            .map_err(|_| anyhow::anyhow!("--timeout {}: not a number of seconds", args.timeout))?,
-        json: args.json,
-        as_user: args.as_user,
-        as_root: args.as_root,
-        guard: args.guard,
-        keep: args.keep,
-        flagsets: args.flagsets,
-        runs: args.runs,
-        self_check: args.self_check,
-        env: Vec::new(),
-    };
-    let matrix = config::resolve(&request)?;
-    // Open the JSON destination first: a bad path is a usage error before any
-    // arm runs, not after the whole matrix.
-    let json_out = match &request.json {
-        Some(path) => Some(
-            crate::report::destination(path)
-                .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?,
+    let project_file = project::find(args.config.as_deref(), args.no_config)?;
+    let timeout = match args.timeout {
+        Some(secs) => Some(
+            std::time::Duration::try_from_secs_f64(secs)
+                .map_err(|_| anyhow::anyhow!("--timeout {secs}: not a number of seconds"))?,
         ),
         None => None,
     };
-    let json_on_stdout = request.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let outcome = crate::matrix::run(&matrix, &crate::matrix::Quiet);
+    let given = project::Layer {
+        reference: args.reference,
+        candidate: args.candidate,
+        flagsets: args.flagsets,
+        sets: args.sets,
+        trees: args.trees,
+        timeout,
+        runs: args.runs,
+        jobs: args.jobs,
+        guard: args.guard,
+        as_user: args.as_user,
+        env: Vec::new(),
+    };
+    let merged = project::merge(given, project_file.as_ref(), args.self_check, args.as_root)?;
+    let request = RunRequest {
+        json: args.json,
+        as_root: args.as_root,
+        keep: args.keep,
+        self_check: args.self_check,
+        config: project_file.as_ref().map(|f| f.path.display().to_string()),
+        ..merged.into_request()
+    };
+    let matrix = config::resolve(&request)?;
+    // Open every report destination first: a bad path is a usage error before any
+    // arm runs, not after the whole matrix.
+    let reports = crate::report::open(&crate::report::ReportRequest {
+        json: request.json.clone(),
+        markdown: args.markdown,
+        junit: args.junit,
+        color: match args.color {
+            ColorArg::Auto => crate::report::ColorChoice::Auto,
+            ColorArg::Always => crate::report::ColorChoice::Always,
+            ColorArg::Never => crate::report::ColorChoice::Never,
+        },
+        environment: crate::report::Environment::current(),
+    })?;
+    let outcome = crate::matrix::run(&matrix, reports.progress());
+    reports.end_progress();
     crate::fixtures::cleanup::exit_if_interrupted();
     let outcome = outcome?;
-    for warning in &outcome.warnings {
-        eprintln!("eqcheck: warning: {warning}");
-    }
-    // With the JSON report on stdout, the text report moves to stderr so each
-    // stream holds one format.
-    let text = if json_on_stdout {
-        crate::report::text::write(&outcome, &mut std::io::stderr().lock())
-    } else {
-        crate::report::text::write(&outcome, &mut std::io::stdout().lock())
-    };
-    let json = match json_out {
-        Some(mut out) => crate::report::json::write(&outcome, &mut out),
-        None => Ok(()),
-    };
-    for written in [text, json] {
-        // A reader that stopped reading (`| head`) does not change the verdict.
-        if let Err(err) = written {
-            if err.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(anyhow::anyhow!("cannot write the report: {err}"));
-            }
-        }
-    }
+    reports.write(&outcome)?;
     Ok(outcome.exit_code())
 }
 
@@ -286,24 +309,21 @@ fn walk(args: WalkArgs) -> u8 {
     };
     // The walk, the count and the printing each recurse once per folder level; a
     // large stack lets trees far deeper than PATH_MAX through, as du does.
-    let walker = std::thread::Builder::new()
-        .name("walk".into())
-        .stack_size(crate::walk::DEEP_STACK)
-        .spawn(move || {
-            let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
-            // Rust's stdout flushes at every newline; du's is block-buffered when
-            // piped, and a write per line would cost more than listing the folder.
-            let mut stdout = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-            crate::walk::command(
-                engine,
-                &args.paths,
-                list,
-                &du,
-                args.json,
-                &mut stdout,
-                &mut stderr.lock(),
-            )
-        });
+    let walker = crate::walk::spawn_deep("walk", move || {
+        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        // Rust's stdout flushes at every newline; du's is block-buffered when
+        // piped, and a write per line would cost more than listing the folder.
+        let mut stdout = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        crate::walk::command(
+            engine,
+            &args.paths,
+            list,
+            &du,
+            args.json,
+            &mut stdout,
+            &mut stderr.lock(),
+        )
+    });
     match walker.map(|thread| thread.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => 1,

@@ -12,7 +12,7 @@ use crate::matrix::exec::ArmUser;
 use crate::matrix::plan::Arm;
 use crate::matrix::{Matrix, TreeSource};
 
-/// The run options as the command line gave them.
+/// The run options: the command line's over `eqcheck.toml`'s over the defaults.
 #[derive(Debug, Default)]
 pub struct RunRequest {
     pub trees: Vec<String>,
@@ -39,6 +39,8 @@ pub struct RunRequest {
     pub self_check: bool,
     /// Environment overrides for both arms (from `eqcheck.toml`).
     pub env: Vec<(String, String)>,
+    /// The project config file the request was merged with, if any.
+    pub config: Option<String>,
 }
 
 /// Runs per arm under `--self-check` when `--runs` does not say.
@@ -154,6 +156,7 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
         runs,
         self_check: request.self_check,
         env: request.env.clone(),
+        config: request.config.clone(),
         jobs,
         timeout: request.timeout,
         user: arm_user(request)?,
@@ -187,7 +190,10 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
         text: text.to_string(),
         reason: e.to_string(),
     })?;
-    let program = command.first().ok_or(ConfigError::EmptyCommand { flag })?;
+    let mut command = command;
+    let program = command
+        .first_mut()
+        .ok_or(ConfigError::EmptyCommand { flag })?;
     let arm_name = if flag == "ref" {
         "reference"
     } else {
@@ -198,6 +204,14 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
         program: program.clone(),
         why,
     })?;
+    // Arms start in their own HOME: a program named relative to the working folder
+    // is made absolute, so it runs and its repro line works from anywhere (without
+    // resolving symlinks: a multi-call binary looks at the name it was run by).
+    if Path::new(program.as_str()).components().count() > 1 {
+        if let Ok(absolute) = std::path::absolute(program.as_str()) {
+            *program = absolute.to_string_lossy().into_owned();
+        }
+    }
     Ok(Arm {
         command,
         is_eqcheck: false,
@@ -281,7 +295,7 @@ fn flag_sets(
     reference: &Arm,
 ) -> Result<(FlagSetFile, Vec<String>), ConfigError> {
     let selector = request.sets.as_str();
-    let sets_is_file = Path::new(selector).is_file() || selector.ends_with(".sets");
+    let sets_is_file = sets_names_a_file(selector);
     let file = match (&request.flagsets, sets_is_file) {
         (Some(named), _) => named_flag_sets(named)?,
         (None, true) => flagset::load(Path::new(selector))?,
@@ -308,6 +322,12 @@ fn flag_sets(
     };
     let groups = file.select(which)?.iter().map(|g| g.name.clone()).collect();
     Ok((file, groups))
+}
+
+/// Whether `--sets` names a flag-set file rather than groups: a file exists at that
+/// path, or it ends in `.sets`.
+pub fn sets_names_a_file(selector: &str) -> bool {
+    Path::new(selector).is_file() || selector.ends_with(".sets")
 }
 
 /// `--flagsets`: a file when one exists at that path, else a built-in name.

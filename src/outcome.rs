@@ -13,6 +13,8 @@ pub struct RunOutcome {
     pub schema_version: u32,
     pub reference: ArmInfo,
     pub candidate: ArmInfo,
+    /// The project config (`eqcheck.toml`) the run read, if any.
+    pub config: Option<String>,
     /// The flag-set file the sets came from.
     pub flag_sets: String,
     /// How many times each arm ran each case (`--runs`).
@@ -144,9 +146,19 @@ impl ArmStatus {
         matches!(self, ArmStatus::Exited { .. } | ArmStatus::Signaled { .. })
     }
 
+    /// Ended by SIGKILL (the OOM killer, a supervisor): its output was cut short
+    /// wherever it happened to be, so it is not compared. Other signals (a crash)
+    /// are the arm's own doing and are compared like exit codes.
+    pub fn was_killed(&self) -> bool {
+        matches!(self, ArmStatus::Signaled { signal: 9 })
+    }
+
     pub fn describe(&self) -> String {
         match self {
             ArmStatus::Exited { code } => format!("exit {code}"),
+            ArmStatus::Signaled { signal: 9 } => {
+                "killed by signal 9 (SIGKILL); its output is cut short and is not compared".into()
+            }
             ArmStatus::Signaled { signal } => format!("killed by signal {signal}"),
             ArmStatus::TimedOut { after_secs } => {
                 format!("timed out after {after_secs}s; its process group was killed")

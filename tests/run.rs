@@ -372,3 +372,41 @@ fn entries_a_tree_could_not_hold_are_named_in_the_report() {
         "{out}"
     );
 }
+
+#[test]
+fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
+    // eqcheck started from a folder only its owner may enter: GNU find, run as
+    // the unprivileged arm user, cannot work from there and fails every case.
+    let dir = temp_dir();
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    crate::util::set_mode(&private, 0o700);
+    let up: PathBuf = std::iter::repeat_n("..", private.components().count() - 1).collect();
+    let relative_double = up.join(std::path::Path::new(&double()).strip_prefix("/").unwrap());
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .cwd(&private)
+        .args(["--ref", "find", "--cand", "find", "--flagsets", "find"])
+        .args(["--tree", "basic", "--sets", "types", "--json", "-"])
+        .output();
+    assert_exit(&out, 0);
+    let report = json_report(&out.stdout);
+    for case in report["cases"].as_array().unwrap() {
+        assert_eq!(case["reference"]["status"]["code"], 0, "{out}");
+    }
+    // A program named relative to the working folder still runs, and the report
+    // names it by an absolute path, so its repro line works from anywhere.
+    let printer = format!("{} print 'x\\n'", relative_double.display());
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .cwd(&private)
+        .args(["--ref", &printer, "--cand", &printer, "--tree", "basic"])
+        .args(["--sets", "depth", "--as-root", "--json", "-"])
+        .output();
+    assert_exit(&out, 0);
+    let report = json_report(&out.stdout);
+    let program = report["cases"][0]["reference"]["argv"][0].as_str().unwrap();
+    assert!(std::path::Path::new(program).is_absolute(), "{out}");
+    assert_eq!(
+        std::fs::canonicalize(program).unwrap(),
+        std::fs::canonicalize(double()).unwrap()
+    );
+}

@@ -5,7 +5,11 @@
 
 mod corners;
 mod fixtures;
+mod flagsets;
 mod guard;
+mod project;
+mod reports;
 mod run;
 mod util;
+mod verdicts;
 mod walk;

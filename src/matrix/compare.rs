@@ -41,9 +41,8 @@ const DIFF_LINES_SHOWN: usize = 400;
 /// Displaced lines shown for an order-only stream.
 const DISPLACED_SHOWN: usize = 3;
 
-/// Places in an output where the trust check changes one byte; the rules hide
-/// the change only if they hide it at every one of them.
-const MUTATION_POINTS: usize = 5;
+/// Places in each sample where the trust check changes one byte.
+const MUTATION_POINTS: usize = 16;
 
 /// The rules in force for one case (its group), by stream.
 pub struct CaseRules<'a> {
@@ -135,7 +134,7 @@ impl Judge<'_> {
     ) -> io::Result<(Verdict, Vec<StreamResult>)> {
         for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
             for (i, run) in runs.iter().enumerate() {
-                if !run.status.completed() {
+                if !run.status.completed() || run.status.was_killed() {
                     let which = if runs.len() > 1 {
                         format!("{arm} arm (run {})", i + 1)
                     } else {
@@ -454,16 +453,28 @@ impl Judge<'_> {
                 names.join(", ")
             ))
         };
-        let changed = byte_mutations(&b);
-        if changed
-            .iter()
-            .all(|(_, m)| self.normalize(m, stream, false).text == expected)
-        {
-            let at: Vec<String> = changed.iter().map(|(at, _)| at.to_string()).collect();
-            return Ok(hidden(format!(
-                "the candidate's output with one byte changed (tried at byte {})",
-                at.join(", ")
-            )));
+        // Two samples of one-byte changes: at letters and digits spread over the
+        // text (a rule hiding most of the bytes), and at the first letter or digit
+        // of lines spread over it (a rule hiding a column, such as every size).
+        // A rule may hide a few places (a thread id), never half of either sample.
+        for (sample, points) in [
+            ("spread over the text", spread_points(&b)),
+            ("at the start of lines", line_start_points(&b)),
+        ] {
+            let hidden_at: Vec<usize> = points
+                .iter()
+                .copied()
+                .filter(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected)
+                .collect();
+            if !points.is_empty() && hidden_at.len() * 2 >= points.len() {
+                let at: Vec<String> = hidden_at.iter().take(5).map(|at| at.to_string()).collect();
+                return Ok(hidden(format!(
+                    "the candidate's output with one byte changed {sample} (hidden at {} of {} places, bytes {}…)",
+                    hidden_at.len(),
+                    points.len(),
+                    at.join(", ")
+                )));
+            }
         }
         if let Some((line, dropped)) = line_drop(&b) {
             if self.normalize(&dropped, stream, false).text == expected {
@@ -519,12 +530,13 @@ pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
     Ok(hasher.finalize().into())
 }
 
-/// Copies of `text` with one byte changed, at up to [`MUTATION_POINTS`] letters or
-/// digits spread over it (letters and digits, so that no rule may fairly call the
-/// change insignificant, as it may whitespace in JSON). Each comes with its offset.
-fn byte_mutations(text: &[u8]) -> Vec<(usize, Vec<u8>)> {
+/// Up to [`MUTATION_POINTS`] offsets of letters or digits spread evenly over
+/// `text` (letters and digits, so that no rule may fairly call the change
+/// insignificant, as it may whitespace in JSON). An empty text has offset 0, where
+/// the change adds a byte.
+fn spread_points(text: &[u8]) -> Vec<usize> {
     if text.is_empty() {
-        return vec![(0, b"x".to_vec())];
+        return vec![0];
     }
     let mut points: Vec<usize> = Vec::new();
     for k in 0..MUTATION_POINTS {
@@ -532,35 +544,58 @@ fn byte_mutations(text: &[u8]) -> Vec<(usize, Vec<u8>)> {
         let found = text[from..]
             .iter()
             .position(u8::is_ascii_alphanumeric)
-            .map(|p| from + p)
-            .or_else(|| {
-                text[from..]
-                    .iter()
-                    .position(|&b| b != b'\n')
-                    .map(|p| from + p)
-            });
+            .or_else(|| text[from..].iter().position(|&b| b != b'\n'))
+            .map(|p| from + p);
         if let Some(at) = found.filter(|at| !points.contains(at)) {
             points.push(at);
         }
     }
-    if points.is_empty() {
-        points.push(0);
-    }
     points
-        .into_iter()
-        .map(|at| {
-            let mut copy = text.to_vec();
-            copy[at] = match copy[at] {
+}
+
+/// The first letter or digit of up to [`MUTATION_POINTS`] lines spread evenly
+/// over `text`.
+fn line_start_points(text: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        text.iter()
+            .enumerate()
+            .filter(|(i, &b)| b == b'\n' && i + 1 < text.len())
+            .map(|(i, _)| i + 1),
+    );
+    let step = starts.len().div_ceil(MUTATION_POINTS).max(1);
+    starts
+        .iter()
+        .step_by(step)
+        .filter_map(|&start| {
+            let line = &text[start..];
+            let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+            line[..end]
+                .iter()
+                .position(u8::is_ascii_alphanumeric)
+                .map(|p| start + p)
+        })
+        .collect()
+}
+
+/// `text` with the byte at `at` changed to another letter or digit (or, past the
+/// end, with a byte added).
+fn mutated(text: &[u8], at: usize) -> Vec<u8> {
+    let mut copy = text.to_vec();
+    match copy.get_mut(at) {
+        None => copy.push(b'x'),
+        Some(byte) => {
+            *byte = match *byte {
                 b'9' => b'0',
                 b'z' => b'a',
                 b'Z' => b'A',
                 b if b.is_ascii_alphanumeric() => b + 1,
                 b'x' => b'y',
                 _ => b'x',
-            };
-            (at, copy)
-        })
-        .collect()
+            }
+        }
+    }
+    copy
 }
 
 /// A copy of `text` without its middle line, with that line's number.
@@ -693,7 +728,18 @@ pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
         let body = hunk.to_string();
         let lines = body.lines().count();
         if shown + lines > DIFF_LINES_SHOWN {
-            left_out += lines;
+            // A first hunk too long to show whole is shown in part, so a long
+            // diff never comes out as a count alone.
+            if shown == 0 {
+                for line in body.lines().take(DIFF_LINES_SHOWN) {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                shown = DIFF_LINES_SHOWN;
+                left_out += lines - DIFF_LINES_SHOWN;
+            } else {
+                left_out += lines;
+            }
             continue;
         }
         shown += lines;
@@ -809,6 +855,10 @@ mod tests {
             diff.lines().count()
         );
         assert!(diff.contains("more diff lines not shown"), "{diff}");
+        assert!(
+            diff.lines().nth(2).is_some_and(|l| l.starts_with("@@")),
+            "{diff}"
+        );
     }
 
     #[test]
@@ -834,13 +884,29 @@ mod tests {
 
     #[test]
     fn mutations_change_letters_and_digits() {
-        let text = b"12\t{tree}/a\n";
-        for (at, copy) in byte_mutations(text) {
+        let text = b"12\t{tree}/a\n7\t{tree}\n";
+        for at in spread_points(text)
+            .into_iter()
+            .chain(line_start_points(text))
+        {
+            let copy = mutated(text, at);
             assert_ne!(copy[at], text[at]);
             assert!(copy[at].is_ascii_alphanumeric());
             assert_eq!(copy.len(), text.len());
         }
+        assert_eq!(line_start_points(text), vec![0, 12]);
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
-        assert_eq!(byte_mutations(b""), vec![(0, b"x".to_vec())]);
+        assert_eq!(mutated(b"", spread_points(b"")[0]), b"x");
+    }
+
+    #[test]
+    fn line_starts_are_sampled_over_long_texts() {
+        let text: String = (0..1000).map(|i| format!("{i}\tpath\n")).collect();
+        let points = line_start_points(text.as_bytes());
+        assert!(
+            (MUTATION_POINTS - 1..=MUTATION_POINTS).contains(&points.len()),
+            "{points:?}"
+        );
+        assert!(points.iter().all(|&p| text.as_bytes()[p].is_ascii_digit()));
     }
 }

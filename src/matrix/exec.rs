@@ -139,6 +139,7 @@ impl Captured {
 
 /// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`, and a fresh
 /// empty `HOME` of its own in `dir/NAME.home`, so no arm sees what another wrote.
+/// The arm starts in that HOME; the program's path was made absolute beforehand.
 pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
@@ -151,7 +152,7 @@ pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) 
     }
     let env = env.with_home(&home);
     let started = Instant::now();
-    let status = spawn_and_wait(argv, &env, &stdout, &stderr);
+    let status = spawn_and_wait(argv, &env, &home, &stdout, &stderr);
     Captured {
         status,
         stdout,
@@ -163,6 +164,7 @@ pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) 
 fn spawn_and_wait(
     argv: &[OsString],
     env: &ArmEnvironment,
+    working_dir: &Path,
     stdout: &Path,
     stderr: &Path,
 ) -> ArmStatus {
@@ -176,6 +178,9 @@ fn spawn_and_wait(
         .stdout_path(stdout)
         .stderr_path(stderr)
         .full_env(env.vars.iter().cloned())
+        // The arm starts in its own HOME: a folder it may enter whoever it runs
+        // as, which eqcheck's own working folder may not be.
+        .dir(working_dir)
         .unchecked()
         .before_spawn({
             let user = env.user.clone();

@@ -44,6 +44,8 @@ pub struct Matrix {
     pub self_check: bool,
     /// Environment overrides from the project config, over the flag-set file's.
     pub env: Vec<(String, String)>,
+    /// The project config file the run was configured from, if any.
+    pub config: Option<String>,
     pub jobs: usize,
     pub timeout: Duration,
     pub user: ArmUser,
@@ -192,6 +194,7 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         schema_version: SCHEMA_VERSION,
         reference: arm_info(&matrix.reference, &user),
         candidate: arm_info(&matrix.candidate, &user),
+        config: matrix.config.clone(),
         flag_sets: matrix.flag_sets.file.clone(),
         runs: arms.runs,
         self_check: matrix.self_check,
