@@ -628,11 +628,23 @@ fn displaced(ours: &[u8], theirs: &[u8]) -> Vec<String> {
             format!(
                 "line {}: reference `{}`, candidate `{}`",
                 i + 1,
-                crate::fixtures::names::escaped(x),
-                crate::fixtures::names::escaped(y)
+                clipped(x),
+                clipped(y)
             )
         })
         .collect()
+}
+
+/// Characters of a displaced line shown; a list of deep paths can run to pages.
+const DISPLACED_CHARS: usize = 160;
+
+/// A line as the report shows it: escaped, and cut with a count when long.
+fn clipped(line: &[u8]) -> String {
+    let shown = crate::fixtures::names::escaped(line);
+    match shown.char_indices().nth(DISPLACED_CHARS) {
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &shown[..cut], line.len()),
+        None => shown,
+    }
 }
 
 fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult {
@@ -897,6 +909,23 @@ mod tests {
         assert_eq!(line_start_points(text), vec![0, 12]);
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
         assert_eq!(mutated(b"", spread_points(b"")[0]), b"x");
+    }
+
+    #[test]
+    fn displaced_lines_are_clipped() {
+        let long = "d/".repeat(500);
+        let shown = displaced(
+            format!("{long}\nb\n").as_bytes(),
+            format!("b\n{long}\n").as_bytes(),
+        );
+        assert_eq!(shown.len(), 2);
+        assert!(shown[0].len() < 400, "{}", shown[0]);
+        assert!(shown[0].contains("… (1000 bytes in all)"), "{}", shown[0]);
+        assert!(
+            shown[1].starts_with("line 2: reference `b`"),
+            "{}",
+            shown[1]
+        );
     }
 
     #[test]
