@@ -183,14 +183,7 @@ fn case_details(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
             )?;
             writeln!(out)?;
             for (i, variant) in arm.variants.iter().enumerate() {
-                writeln!(
-                    out,
-                    "- variant {}: {}× (runs {}), {}",
-                    i + 1,
-                    variant.runs.len(),
-                    summary::runs_list(&variant.runs),
-                    plain(&variant.status)
-                )?;
+                writeln!(out, "- {}", plain(&summary::variant_line(i, variant)))?;
             }
             writeln!(out)?;
             for (i, variant) in arm.variants.iter().enumerate() {

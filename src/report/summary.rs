@@ -102,6 +102,17 @@ pub fn fired_list(case: &CaseOutcome) -> Option<String> {
     Some(fired.join(", "))
 }
 
+/// `variant 2: 1× (runs 17), exit 0`: one output of a flaky arm, numbered from 1.
+pub fn variant_line(index: usize, variant: &crate::outcome::Variant) -> String {
+    format!(
+        "variant {}: {}× (runs {}), {}",
+        index + 1,
+        variant.runs.len(),
+        runs_list(&variant.runs),
+        variant.status
+    )
+}
+
 /// `1, 2, 5` from run numbers, cut after ten.
 pub fn runs_list(runs: &[usize]) -> String {
     let shown: Vec<String> = runs.iter().take(10).map(usize::to_string).collect();

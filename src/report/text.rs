@@ -264,14 +264,7 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::R
                 arm.variants.len()
             )?;
             for (i, variant) in arm.variants.iter().enumerate() {
-                writeln!(
-                    out,
-                    "     variant {}: {}× (runs {}), {}",
-                    i + 1,
-                    variant.runs.len(),
-                    summary::runs_list(&variant.runs),
-                    variant.status
-                )?;
+                writeln!(out, "     {}", summary::variant_line(i, variant))?;
                 if let Some(diff) = &variant.diff {
                     for line in diff.lines() {
                         writeln!(out, "       {}", colors.diff_line(line))?;
