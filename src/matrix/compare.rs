@@ -515,6 +515,37 @@ fn load(path: &Path) -> io::Result<Loaded> {
     Ok(Loaded::Text(text))
 }
 
+/// Whether two files hold the same bytes, read side by side in blocks.
+pub fn same_contents(a: &Path, b: &Path) -> io::Result<bool> {
+    let (mut a, mut b) = (File::open(a)?, File::open(b)?);
+    if a.metadata()?.len() != b.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Reads until the buffer is full or the file ends; the count read.
+fn read_full(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
 /// The sha256 of a file, read in blocks.
 pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
     let mut file = File::open(path)?;
@@ -909,6 +940,22 @@ mod tests {
         assert_eq!(line_start_points(text), vec![0, 12]);
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
         assert_eq!(mutated(b"", spread_points(b"")[0]), b"x");
+    }
+
+    #[test]
+    fn files_compare_by_contents_across_block_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |n: &str| dir.path().join(n);
+        let big: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut other = big.clone();
+        *other.last_mut().unwrap() ^= 1;
+        std::fs::write(path("a"), &big).unwrap();
+        std::fs::write(path("b"), &big).unwrap();
+        std::fs::write(path("c"), &other).unwrap();
+        std::fs::write(path("d"), &big[1..]).unwrap();
+        assert!(same_contents(&path("a"), &path("b")).unwrap());
+        assert!(!same_contents(&path("a"), &path("c")).unwrap());
+        assert!(!same_contents(&path("a"), &path("d")).unwrap());
     }
 
     #[test]
