@@ -410,3 +410,33 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
         std::fs::canonicalize(double()).unwrap()
     );
 }
+
+#[test]
+fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
+    // A program that prints where it runs prints the same for both arms and every
+    // run: the HOME is made anew each time at one path.
+    let dir = temp_dir();
+    let sets = dir.path().join("where.sets");
+    std::fs::write(&sets, "operand =\n[only]\n(none)\n").unwrap();
+    let sets = sets.to_string_lossy().into_owned();
+    let printer = "sh -c 'pwd; echo $HOME $XDG_CONFIG_HOME; ls -A'";
+    let out = run_pair(
+        printer,
+        printer,
+        &["--sets", &sets, "--runs", "3", "--json", "-"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(verdicts(&json_report(&out.stdout)), ["identical"], "{out}");
+    // A flag-set file's HOME goes to the arm, over eqcheck's own.
+    std::fs::write(
+        &sets,
+        "operand =\nenv.HOME = /nonexistent/home\n[only]\n(none)\n",
+    )
+    .unwrap();
+    let out = run_pair(
+        "sh -c 'echo $HOME'",
+        &format!("{} print '/nonexistent/home\\n'", double()),
+        &["--sets", &sets, "--as-root"],
+    );
+    assert_exit(&out, 0);
+}

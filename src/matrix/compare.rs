@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -28,8 +28,10 @@ use crate::outcome::{
     ArmStatus, Fired, FlakyArm, Stream, StreamResult, StreamVerdict, Variant, Verdict,
 };
 
-/// Largest stream (per arm) that is loaded, normalized and diffed in memory.
-pub const NORMALIZE_CAP: u64 = 8 << 20;
+/// Largest stream (per arm) that is loaded, normalized and diffed in memory. A
+/// canonical JSON document takes several times its size while it is rebuilt, and
+/// cases run in parallel: 4 MiB keeps a case well under 100 MB.
+pub const NORMALIZE_CAP: u64 = 4 << 20;
 
 /// Largest normalized text handed to the line diff; beyond it, the first
 /// difference is shown with context.
@@ -41,8 +43,22 @@ const DIFF_LINES_SHOWN: usize = 400;
 /// Displaced lines shown for an order-only stream.
 const DISPLACED_SHOWN: usize = 3;
 
-/// Places in each sample where the trust check changes one byte.
+/// Places in the text, and lines, where the trust check changes one byte.
 const MUTATION_POINTS: usize = 16;
+
+/// Above this size the trust check changes the whole text at fewer places, each
+/// of which normalizes the whole text again.
+const MUTATION_FULL_TEXT: usize = 1 << 20;
+
+/// Words per sampled line whose first and last bytes the trust check changes.
+const WORDS_PER_LINE: usize = 32;
+
+/// A line longer than this is not shown whole: diffs show the text around its
+/// first difference instead.
+const LONG_LINE: usize = 4096;
+
+/// Characters shown of a line around its first difference.
+const SHOWN_AROUND: usize = 200;
 
 /// The rules in force for one case (its group), by stream.
 pub struct CaseRules<'a> {
@@ -92,6 +108,8 @@ struct Judge<'a> {
     rules: &'a CaseRules<'a>,
     tally: Tally,
     notes: Vec<String>,
+    /// Why the case cannot be judged, once something says so.
+    unjudgeable: Option<String>,
 }
 
 /// Compares every run two arms made of one case; `reference[0]` and
@@ -107,6 +125,7 @@ pub fn judge(
         rules,
         tally: Tally::default(),
         notes: Vec::new(),
+        unjudgeable: None,
     };
     let verdict = judge.verdict(reference, candidate);
     let (verdict, streams) = match verdict {
@@ -155,6 +174,9 @@ impl Judge<'_> {
                 });
             }
         }
+        if let Some(reason) = self.unjudgeable.take() {
+            return Ok((Verdict::Error { reason }, Vec::new()));
+        }
         if !flaky.is_empty() {
             return Ok((Verdict::Flaky { arms: flaky }, Vec::new()));
         }
@@ -167,6 +189,9 @@ impl Judge<'_> {
             streams.push(self.stream(stream, a, b)?);
         }
         streams.push(compare_status(&ours.status, &theirs.status));
+        if let Some(reason) = self.unjudgeable.take() {
+            return Ok((Verdict::Error { reason }, streams));
+        }
         let verdict = if streams.iter().any(|s| s.verdict == StreamVerdict::Differs) {
             Verdict::Differs
         } else if streams
@@ -227,18 +252,24 @@ impl Judge<'_> {
             (Loaded::Text(a), Loaded::Text(b)) => (a, b),
             _ => {
                 // Too large to normalize: compare by hash, show the first difference.
-                if digest_file(ours)? == digest_file(theirs)? {
+                if same_contents(ours, theirs)? {
                     return Ok(result(StreamVerdict::Identical, Vec::new(), None));
                 }
-                self.notes.push(format!(
-                    "{}: larger than {} MiB, so compared raw (no rules) and only its first difference shown",
-                    stream.name(),
-                    NORMALIZE_CAP >> 20
-                ));
-                let diff = first_difference(
-                    BufReader::new(File::open(ours)?),
-                    BufReader::new(File::open(theirs)?),
-                )?;
+                let diff = first_difference_of_files(ours, theirs)?;
+                if !self.rules.for_stream(stream).is_empty() {
+                    // The rules might have made them equal: never call that a difference.
+                    self.unjudgeable.get_or_insert(format!(
+                        "{} is larger than {} MiB, too large to normalize in memory, and rules apply to it; raw, it differs:\n{diff}",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                } else {
+                    self.notes.push(format!(
+                        "{}: larger than {} MiB, so compared by hash and only its first difference shown",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                }
                 return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
             }
         };
@@ -275,7 +306,14 @@ impl Judge<'_> {
                 stream.name(),
                 DIFF_CAP >> 20
             ));
-            return first_difference(ours, theirs);
+            return Ok(first_difference(ours, theirs));
+        }
+        if has_long_line(ours) || has_long_line(theirs) {
+            self.notes.push(format!(
+                "{}: a line longer than {LONG_LINE} bytes, so only the first difference is shown, around where it is",
+                stream.name()
+            ));
+            return Ok(first_difference(ours, theirs));
         }
         Ok(unified_diff(ours, theirs))
     }
@@ -303,6 +341,13 @@ impl Judge<'_> {
             self.tally_run_to_run(runs)?;
             return Ok(Vec::new());
         }
+        if seen.iter().any(|s| s.over_cap_with_rules) {
+            self.unjudgeable.get_or_insert(format!(
+                "runs of one arm differ raw in a stream larger than {} MiB, too large to normalize in memory, though rules apply to it: whether the arm is flaky cannot be told",
+                NORMALIZE_CAP >> 20
+            ));
+            return Ok(Vec::new());
+        }
         let mut variants = Vec::new();
         for v in 0..seen.len() {
             let diff = if v == 0 {
@@ -326,6 +371,7 @@ impl Judge<'_> {
     /// its exit status.
     fn run_output(&self, run: &Captured) -> io::Result<RunOutput> {
         let mut hasher = Sha256::new();
+        let mut over_cap_with_rules = false;
         let mut texts = [None, None];
         for (slot, (stream, path)) in [(Stream::Stdout, &run.stdout), (Stream::Stderr, &run.stderr)]
             .into_iter()
@@ -341,6 +387,7 @@ impl Judge<'_> {
                 Loaded::TooLarge => {
                     hasher.update(b"file");
                     hasher.update(digest_file(path)?);
+                    over_cap_with_rules |= !self.rules.for_stream(stream).is_empty();
                 }
             }
         }
@@ -350,6 +397,7 @@ impl Judge<'_> {
             digest: hasher.finalize().into(),
             stdout,
             stderr,
+            over_cap_with_rules,
         })
     }
 
@@ -379,11 +427,8 @@ impl Judge<'_> {
             let part = match (a, b) {
                 (Some(a), Some(b)) if a == b => continue,
                 (Some(a), Some(b)) => self.diff(stream, a, b)?,
-                _ if digest_file(path_a)? == digest_file(path_b)? => continue,
-                _ => first_difference(
-                    BufReader::new(File::open(path_a)?),
-                    BufReader::new(File::open(path_b)?),
-                )?,
+                _ if same_contents(path_a, path_b)? => continue,
+                _ => first_difference_of_files(path_a, path_b)?,
             };
             let part = part
                 .strip_prefix("--- reference\n+++ candidate\n")
@@ -453,26 +498,36 @@ impl Judge<'_> {
                 names.join(", ")
             ))
         };
-        // Two samples of one-byte changes: at letters and digits spread over the
-        // text (a rule hiding most of the bytes), and at the first letter or digit
-        // of lines spread over it (a rule hiding a column, such as every size).
-        // A rule may hide a few places (a thread id), never half of either sample.
-        for (sample, points) in [
-            ("spread over the text", spread_points(&b)),
-            ("at the start of lines", line_start_points(&b)),
-        ] {
-            let hidden_at: Vec<usize> = points
+        // One-byte changes in two samples. Over the whole text, at letters and
+        // digits spread across it: the rules may not hide all of them (a rule that
+        // hides nearly everything). Line by line, at the first and last byte of every
+        // word of lines spread across the text: the rules may not hide a change in
+        // more than half of those lines (a rule that hides a column, such as every
+        // size). A few hidden places are allowed: a thread id, a timing.
+        let points = spread_points(&b);
+        let hidden_everywhere = points
+            .iter()
+            .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
+        if hidden_everywhere {
+            return Ok(hidden(format!(
+                "the candidate's output with one byte changed (tried at {} places spread over it)",
+                points.len()
+            )));
+        }
+        let lines = sampled_lines(&b);
+        if lines.len() >= 2 {
+            let hiding: Vec<usize> = lines
                 .iter()
-                .copied()
-                .filter(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected)
+                .filter(|(_, line)| self.hides_in_line(stream, line))
+                .map(|(number, _)| *number)
                 .collect();
-            if !points.is_empty() && hidden_at.len() * 2 >= points.len() {
-                let at: Vec<String> = hidden_at.iter().take(5).map(|at| at.to_string()).collect();
+            if hiding.len() * 2 > lines.len() {
+                let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
                 return Ok(hidden(format!(
-                    "the candidate's output with one byte changed {sample} (hidden at {} of {} places, bytes {}…)",
-                    hidden_at.len(),
-                    points.len(),
-                    at.join(", ")
+                    "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
+                    hiding.len(),
+                    lines.len(),
+                    shown.join(", ")
                 )));
             }
         }
@@ -484,6 +539,15 @@ impl Judge<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether the rules hide a one-byte change at the first or last byte of any
+    /// word of one line, normalized on its own.
+    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> bool {
+        let expected = self.normalize(line, stream, false).text;
+        word_edges(line)
+            .into_iter()
+            .any(|at| self.normalize(&mutated(line, at), stream, false).text == expected)
     }
 }
 
@@ -497,6 +561,9 @@ struct RunOutput {
     digest: [u8; 32],
     stdout: Option<Vec<u8>>,
     stderr: Option<Vec<u8>>,
+    /// A stream was too large to normalize though rules apply to it, so its
+    /// digest is of the raw bytes.
+    over_cap_with_rules: bool,
 }
 
 /// A captured stream, in memory when it is small enough.
@@ -561,17 +628,23 @@ pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
     Ok(hasher.finalize().into())
 }
 
-/// Up to [`MUTATION_POINTS`] offsets of letters or digits spread evenly over
-/// `text` (letters and digits, so that no rule may fairly call the change
-/// insignificant, as it may whitespace in JSON). An empty text has offset 0, where
+/// Offsets of letters or digits spread evenly over `text` ([`MUTATION_POINTS`] of
+/// them, or 4 in a text over [`MUTATION_FULL_TEXT`], since each normalizes the whole
+/// text again). Letters and digits, so that no rule may fairly call the change
+/// insignificant, as it may whitespace in JSON. An empty text has offset 0, where
 /// the change adds a byte.
 fn spread_points(text: &[u8]) -> Vec<usize> {
     if text.is_empty() {
         return vec![0];
     }
+    let wanted = if text.len() > MUTATION_FULL_TEXT {
+        4
+    } else {
+        MUTATION_POINTS
+    };
     let mut points: Vec<usize> = Vec::new();
-    for k in 0..MUTATION_POINTS {
-        let from = text.len() * k / MUTATION_POINTS;
+    for k in 0..wanted {
+        let from = text.len() * k / wanted;
         let found = text[from..]
             .iter()
             .position(u8::is_ascii_alphanumeric)
@@ -584,29 +657,41 @@ fn spread_points(text: &[u8]) -> Vec<usize> {
     points
 }
 
-/// The first letter or digit of up to [`MUTATION_POINTS`] lines spread evenly
-/// over `text`.
-fn line_start_points(text: &[u8]) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(
-        text.iter()
-            .enumerate()
-            .filter(|(i, &b)| b == b'\n' && i + 1 < text.len())
-            .map(|(i, _)| i + 1),
-    );
-    let step = starts.len().div_ceil(MUTATION_POINTS).max(1);
-    starts
-        .iter()
-        .step_by(step)
-        .filter_map(|&start| {
-            let line = &text[start..];
-            let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
-            line[..end]
-                .iter()
-                .position(u8::is_ascii_alphanumeric)
-                .map(|p| start + p)
-        })
-        .collect()
+/// Up to [`MUTATION_POINTS`] lines spread evenly over `text` that hold a letter or
+/// digit, each with its number (from 1) and its newline.
+fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
+    let lines: Vec<(usize, &[u8])> = text
+        .split_inclusive(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| line.iter().any(u8::is_ascii_alphanumeric))
+        .collect();
+    let step = lines.len().div_ceil(MUTATION_POINTS).max(1);
+    lines.into_iter().step_by(step).collect()
+}
+
+/// The first and last byte of each word (a run of letters and digits) of a line,
+/// for at most [`WORDS_PER_LINE`] words.
+fn word_edges(line: &[u8]) -> Vec<usize> {
+    let mut edges = Vec::new();
+    let mut at = 0;
+    let mut words = 0;
+    while at < line.len() && words < WORDS_PER_LINE {
+        if !line[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < line.len() && line[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        edges.push(start);
+        if at - 1 != start {
+            edges.push(at - 1);
+        }
+        words += 1;
+    }
+    edges
 }
 
 /// `text` with the byte at `at` changed to another letter or digit (or, past the
@@ -671,7 +756,7 @@ const DISPLACED_CHARS: usize = 160;
 
 /// A line as the report shows it: escaped, and cut with a count when long.
 fn clipped(line: &[u8]) -> String {
-    let shown = crate::fixtures::names::escaped(line);
+    let shown = printable(line);
     match shown.char_indices().nth(DISPLACED_CHARS) {
         Some((cut, _)) => format!("{}… ({} bytes in all)", &shown[..cut], line.len()),
         None => shown,
@@ -758,8 +843,8 @@ const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 /// visible; a long diff is cut with a count, and a large one is computed against
 /// a deadline rather than in time that grows with the square of its size.
 pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
-    let ours = crate::fixtures::names::escaped(reference);
-    let theirs = crate::fixtures::names::escaped(candidate);
+    let ours = printable(reference);
+    let theirs = printable(candidate);
     let diff = similar::TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)
         .timeout(DIFF_DEADLINE)
@@ -798,59 +883,185 @@ pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
 const WINDOW_BEFORE: usize = 3;
 const WINDOW_AFTER: usize = 5;
 
-/// The first difference between two texts of any size, read line by line: the
-/// lines before it as context, then a few lines from each side. Memory holds a
-/// handful of lines, never the texts.
-pub fn first_difference(mut ours: impl BufRead, mut theirs: impl BufRead) -> io::Result<String> {
-    let mut before: std::collections::VecDeque<Vec<u8>> = Default::default();
-    let mut number = 0usize;
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    loop {
-        a.clear();
-        b.clear();
-        let (na, nb) = (
-            ours.read_until(b'\n', &mut a)?,
-            theirs.read_until(b'\n', &mut b)?,
-        );
-        number += 1;
-        if na == 0 && nb == 0 {
-            return Ok("--- reference\n+++ candidate\n(no difference by line)\n".into());
-        }
-        if a != b {
-            break;
-        }
-        before.push_back(std::mem::take(&mut a));
-        if before.len() > WINDOW_BEFORE {
-            before.pop_front();
-        }
-    }
-    let mut text = format!(
-        "--- reference\n+++ candidate\n@@ first difference at line {number}; the texts are not compared past it @@\n"
-    );
-    let line = |prefix: char, bytes: &[u8]| {
-        let shown = crate::fixtures::names::escaped(bytes.strip_suffix(b"\n").unwrap_or(bytes));
-        format!("{prefix}{shown}\n")
+/// Bytes read on each side of the first difference to show it; lines reaching
+/// past that are shown cut.
+const WINDOW_BYTES: usize = 8192;
+
+/// The first difference between two texts in memory, shown as
+/// [`render_first_difference`] does.
+pub fn first_difference(ours: &[u8], theirs: &[u8]) -> String {
+    let at = ours
+        .iter()
+        .zip(theirs)
+        .position(|(a, b)| a != b)
+        .unwrap_or(ours.len().min(theirs.len()));
+    let line = 1 + ours[..at].iter().filter(|&&b| b == b'\n').count();
+    let from = at.saturating_sub(WINDOW_BYTES);
+    let window = |text: &[u8]| Window {
+        bytes: text[from..(at + WINDOW_BYTES).min(text.len())].to_vec(),
+        from,
+        to_end: at + WINDOW_BYTES >= text.len(),
     };
-    for context in &before {
-        text.push_str(&line(' ', context));
-    }
-    for (prefix, first, reader) in [
-        ('-', &a, &mut ours as &mut dyn BufRead),
-        ('+', &b, &mut theirs),
-    ] {
-        let mut shown = 0;
-        let mut next = first.clone();
-        while !next.is_empty() && shown < WINDOW_AFTER {
-            text.push_str(&line(prefix, &next));
-            shown += 1;
-            next.clear();
-            reader.read_until(b'\n', &mut next)?;
+    render_first_difference(&window(ours), &window(theirs), line, at)
+}
+
+/// The first difference between two files of any size, found by reading both side
+/// by side in blocks; only a window around it is ever held in memory.
+pub fn first_difference_of_files(ours: &Path, theirs: &Path) -> io::Result<String> {
+    let (mut a, mut b) = (File::open(ours)?, File::open(theirs)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    let (mut offset, mut newlines) = (0usize, 0usize);
+    let at = loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        let common = n.min(m);
+        if let Some(p) = x[..common]
+            .iter()
+            .zip(&y[..common])
+            .position(|(p, q)| p != q)
+        {
+            newlines += x[..p].iter().filter(|&&c| c == b'\n').count();
+            break offset + p;
         }
-        if !next.is_empty() {
+        newlines += x[..common].iter().filter(|&&c| c == b'\n').count();
+        offset += common;
+        if n != m || n == 0 {
+            break offset;
+        }
+    };
+    let from = at.saturating_sub(WINDOW_BYTES);
+    let window = |path: &Path| -> io::Result<Window> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len() as usize;
+        file.seek(SeekFrom::Start(from as u64))?;
+        let mut bytes = Vec::new();
+        file.take((at - from + WINDOW_BYTES) as u64)
+            .read_to_end(&mut bytes)?;
+        Ok(Window {
+            bytes,
+            from,
+            to_end: at + WINDOW_BYTES >= len,
+        })
+    };
+    Ok(render_first_difference(
+        &window(ours)?,
+        &window(theirs)?,
+        newlines + 1,
+        at,
+    ))
+}
+
+/// The bytes of a text around its first difference: from offset `from`, and
+/// whether they reach the text's end.
+struct Window {
+    bytes: Vec<u8>,
+    from: usize,
+    to_end: bool,
+}
+
+/// Shows a first difference: up to [`WINDOW_BEFORE`] lines of context, then up to
+/// [`WINDOW_AFTER`] lines of each side from the line where they part, each long
+/// line cut around where the difference is. The windows agree up to `offset`, the
+/// difference, which is on line `line` of the whole texts.
+fn render_first_difference(ours: &Window, theirs: &Window, line: usize, offset: usize) -> String {
+    let at = offset - ours.from;
+    let line_start = ours.bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = at - line_start;
+    let mut text = format!(
+        "--- reference\n+++ candidate\n@@ first difference at line {line}, byte {offset}; the texts are not compared past it @@\n"
+    );
+    let before: Vec<&[u8]> = ours.bytes[..line_start]
+        .split_inclusive(|&b| b == b'\n')
+        .collect();
+    // The window's first line may begin before the window: leave it out.
+    let skip_partial = usize::from(ours.from > 0);
+    for context in before
+        .iter()
+        .skip(skip_partial)
+        .rev()
+        .take(WINDOW_BEFORE)
+        .rev()
+    {
+        text.push(' ');
+        text.push_str(&cut_around(context, 0, true));
+        text.push('\n');
+    }
+    let starts_whole = line_start > 0 || ours.from == 0;
+    for (prefix, side) in [('-', ours), ('+', theirs)] {
+        let lines: Vec<&[u8]> = side.bytes[line_start..]
+            .split_inclusive(|&b| b == b'\n')
+            .collect();
+        for (i, part) in lines.iter().take(WINDOW_AFTER).enumerate() {
+            let whole = (i > 0 || starts_whole) && (part.ends_with(b"\n") || side.to_end);
+            text.push(prefix);
+            text.push_str(&cut_around(part, if i == 0 { column } else { 0 }, whole));
+            text.push('\n');
+        }
+        if lines.is_empty() {
+            text.push_str(&format!("{prefix}(end of text)\n"));
+        } else if lines.len() > WINDOW_AFTER {
             text.push_str(&format!("{prefix}…\n"));
         }
     }
-    Ok(text)
+    text
+}
+
+/// A line (without its newline) as a report shows it: printable, and cut to about
+/// [`SHOWN_AROUND`] characters around `column` when it is long. `whole` says
+/// whether `line` is all of the line, or only the part in view.
+fn cut_around(line: &[u8], column: usize, whole: bool) -> String {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    if line.len() <= SHOWN_AROUND && whole {
+        return printable(line);
+    }
+    let from = column.saturating_sub(SHOWN_AROUND / 4).min(line.len());
+    let to = (from + SHOWN_AROUND).min(line.len());
+    let length = if whole {
+        format!("{} bytes in all", line.len())
+    } else {
+        format!("a line longer than the {} bytes in view", line.len())
+    };
+    format!(
+        "{}{}{} ({length})",
+        if from > 0 { "…" } else { "" },
+        printable(&line[from..to]),
+        if to < line.len() { "…" } else { "" },
+    )
+}
+
+/// Whether a text has a line too long to show whole.
+fn has_long_line(text: &[u8]) -> bool {
+    text.split(|&b| b == b'\n')
+        .any(|line| line.len() > LONG_LINE)
+}
+
+/// Bytes as a report shows them: text that is not UTF-8 and control characters
+/// (but tabs and newlines) as `\xNN`, so an arm's output can neither hide a
+/// difference in them nor steer the reader's terminal.
+pub fn printable(bytes: &[u8]) -> String {
+    let escaped = crate::fixtures::names::escaped(bytes);
+    if !escaped
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\n')
+    {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len());
+    for c in escaped.chars() {
+        if c.is_control() && c != '\t' && c != '\n' {
+            match u8::try_from(u32::from(c)) {
+                Ok(byte) => out.push_str(&format!("\\x{byte:02x}")),
+                Err(_) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -915,7 +1126,7 @@ mod tests {
     fn the_first_difference_comes_with_context() {
         let ours: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let theirs = ours.replace("line 50\n", "line fifty\n");
-        let shown = first_difference(ours.as_bytes(), theirs.as_bytes()).unwrap();
+        let shown = first_difference(ours.as_bytes(), theirs.as_bytes());
         assert!(shown.contains("first difference at line 51"), "{shown}");
         assert!(shown.contains(" line 49\n-line 50\n"), "{shown}");
         assert!(shown.contains("+line fifty\n+line 51\n"), "{shown}");
@@ -928,18 +1139,62 @@ mod tests {
     #[test]
     fn mutations_change_letters_and_digits() {
         let text = b"12\t{tree}/a\n7\t{tree}\n";
-        for at in spread_points(text)
-            .into_iter()
-            .chain(line_start_points(text))
-        {
+        for at in spread_points(text) {
             let copy = mutated(text, at);
             assert_ne!(copy[at], text[at]);
             assert!(copy[at].is_ascii_alphanumeric());
             assert_eq!(copy.len(), text.len());
         }
-        assert_eq!(line_start_points(text), vec![0, 12]);
+        assert_eq!(word_edges(b"12\t{tree}/a\n"), vec![0, 1, 4, 7, 10]);
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
         assert_eq!(mutated(b"", spread_points(b"")[0]), b"x");
+    }
+
+    #[test]
+    fn lines_are_sampled_over_long_texts() {
+        let text: String = (0..1000).map(|i| format!("{i}\tpath\n")).collect();
+        let lines = sampled_lines(text.as_bytes());
+        assert!(
+            (MUTATION_POINTS - 1..=MUTATION_POINTS).contains(&lines.len()),
+            "{lines:?}"
+        );
+        assert_eq!(lines[0], (1, &b"0\tpath\n"[..]));
+        assert!(sampled_lines(b"--\n\n").is_empty());
+    }
+
+    #[test]
+    fn a_difference_in_one_huge_line_is_shown_cut_around_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = "a".repeat(3_000_000) + "X" + &"b".repeat(3_000_000);
+        let theirs = "a".repeat(3_000_000) + "Y" + &"b".repeat(3_000_000);
+        std::fs::write(dir.path().join("a"), &ours).unwrap();
+        std::fs::write(dir.path().join("b"), &theirs).unwrap();
+        let from_files =
+            first_difference_of_files(&dir.path().join("a"), &dir.path().join("b")).unwrap();
+        let in_memory = first_difference(ours.as_bytes(), theirs.as_bytes());
+        assert_eq!(from_files, in_memory);
+        assert!(from_files.len() < 1000, "{from_files}");
+        assert!(from_files.contains("line 1, byte 3000000"), "{from_files}");
+        assert!(
+            from_files.contains("aX") && from_files.contains("aY"),
+            "{from_files}"
+        );
+        assert!(
+            from_files.contains("(a line longer than the"),
+            "{from_files}"
+        );
+        let short = first_difference(b"x\nsame\nab\n", b"x\nsame\nac\n");
+        assert!(short.ends_with(" x\n same\n-ab\n+ac\n"), "{short}");
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(printable(b"a\x1b[2J\tb\n\x00"), "a\\x1b[2J\tb\n\\x00");
+        let diff = unified_diff(b"a\x1b\n", b"a\x07\n");
+        assert!(
+            diff.contains("-a\\x1b") && diff.contains("+a\\x07"),
+            "{diff}"
+        );
     }
 
     #[test]
@@ -973,16 +1228,5 @@ mod tests {
             "{}",
             shown[1]
         );
-    }
-
-    #[test]
-    fn line_starts_are_sampled_over_long_texts() {
-        let text: String = (0..1000).map(|i| format!("{i}\tpath\n")).collect();
-        let points = line_start_points(text.as_bytes());
-        assert!(
-            (MUTATION_POINTS - 1..=MUTATION_POINTS).contains(&points.len()),
-            "{points:?}"
-        );
-        assert!(points.iter().all(|&p| text.as_bytes()[p].is_ascii_digit()));
     }
 }

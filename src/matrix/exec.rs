@@ -87,11 +87,18 @@ impl ArmEnvironment {
         }
     }
 
-    /// The same environment with `HOME` and `XDG_CONFIG_HOME` in `home`.
+    /// The same environment with `HOME` and `XDG_CONFIG_HOME` in `home`, unless a
+    /// flag-set file or config set them.
     fn with_home(&self, home: &Path) -> ArmEnvironment {
         let mut vars = self.vars.clone();
-        vars.push(("HOME".into(), home.into()));
-        vars.push(("XDG_CONFIG_HOME".into(), home.join(".config").into()));
+        for (name, value) in [
+            ("HOME", home.to_path_buf()),
+            ("XDG_CONFIG_HOME", home.join(".config")),
+        ] {
+            if !self.vars.iter().any(|(n, _)| n == name) {
+                vars.push((name.into(), value.into()));
+            }
+        }
         ArmEnvironment {
             vars,
             user: self.user.clone(),
@@ -137,17 +144,22 @@ impl Captured {
     }
 }
 
-/// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`, and a fresh
-/// empty `HOME` of its own in `dir/NAME.home`, so no arm sees what another wrote.
-/// The arm starts in that HOME; the program's path was made absolute beforehand.
+/// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`, starting in
+/// a fresh empty `HOME` at `dir/home`, made anew for every run so no run sees what
+/// another wrote. Every arm and run of a case gets the same path, so a program that
+/// prints its HOME or working folder prints the same thing each time. The program's
+/// path was made absolute beforehand.
 pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
-    let home = dir.join(format!("{name}.home"));
+    let home = dir.join("home");
     if cleanup::interrupted() {
         return Captured::failed("interrupted".into());
     }
-    if let Err(err) = std::fs::create_dir(&home).and_then(|()| give_to(&home, &env.user)) {
+    let fresh = cleanup::remove_tree(&home)
+        .and_then(|()| std::fs::create_dir(&home))
+        .and_then(|()| give_to(&home, &env.user));
+    if let Err(err) = fresh {
         return Captured::failed(format!("cannot make {}: {err}", home.display()));
     }
     let env = env.with_home(&home);
