@@ -92,6 +92,12 @@ pub enum ConfigError {
     Guard(String),
     #[error("--runs must be at least 1")]
     NoRuns,
+    #[error(
+        "--tree {}: the temp folder {} is inside it, and eqcheck's own files would change the tree; set TMPDIR to a folder outside it",
+        tree.display(),
+        temp.display()
+    )]
+    TempInsideTree { tree: PathBuf, temp: PathBuf },
     #[error("--self-check runs the reference against itself: give --ref alone, without --cand")]
     SelfCheckWithCandidate,
     #[error("--flagsets {0}: no such file, and no built-in flag sets of that name ({1})")]
@@ -126,7 +132,8 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
     };
     let mut trees = trees;
     distinct_names(&mut trees);
-    let (flag_sets, groups) = flag_sets(request, &reference)?;
+    let mut warnings = Vec::new();
+    let (flag_sets, groups) = flag_sets(request, &reference, &mut warnings)?;
     let runs = match request.runs {
         Some(0) => return Err(ConfigError::NoRuns),
         Some(n) => n,
@@ -157,6 +164,7 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
         self_check: request.self_check,
         env: request.env.clone(),
         config: request.config.clone(),
+        warnings,
         jobs,
         timeout: request.timeout,
         user: arm_user(request)?,
@@ -262,6 +270,13 @@ fn tree(name: &str) -> Result<TreeSource, ConfigError> {
             path: path.to_path_buf(),
             source,
         })?;
+        // The run's scratch folder (arm output, HOME) goes in the temp folder:
+        // inside the tree, every arm would seem to change the tree.
+        let temp = std::env::temp_dir();
+        let temp = std::fs::canonicalize(&temp).unwrap_or(temp);
+        if temp.starts_with(&path) {
+            return Err(ConfigError::TempInsideTree { tree: path, temp });
+        }
         return Ok(TreeSource::Existing {
             name: name.trim_end_matches('/').to_string(),
             path,
@@ -290,29 +305,48 @@ fn distinct_names(trees: &mut [TreeSource]) {
 /// `--flagsets` (a path or a built-in name), or a file `--sets` names, or the
 /// built-in file named after the reference program (`dust`, `du`, `find`; `bfs`
 /// takes `find`'s), or `walk`.
+/// The built-in flag sets a program's file name points to: its own name, or a
+/// name it starts with before a `-`, `_` or `.` (`dust-old`, `du_9.4`); `bfs` takes
+/// `find`'s.
+fn named_after(stem: &str) -> Option<&'static str> {
+    let found = flagset::builtin_names().chain(["bfs"]).find(|name| {
+        stem == *name
+            || stem
+                .strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(['-', '_', '.']))
+    })?;
+    Some(if found == "bfs" { "find" } else { found })
+}
+
 fn flag_sets(
     request: &RunRequest,
     reference: &Arm,
+    warnings: &mut Vec<String>,
 ) -> Result<(FlagSetFile, Vec<String>), ConfigError> {
     let selector = request.sets.as_str();
     let sets_is_file = sets_names_a_file(selector);
     let file = match (&request.flagsets, sets_is_file) {
         (Some(named), _) => named_flag_sets(named)?,
         (None, true) => flagset::load(Path::new(selector))?,
+        (None, false) if reference.is_eqcheck => {
+            flagset::builtin("walk").expect("the walk flag sets are built in")
+        }
         (None, false) => {
             let program = reference.command.first().map(Path::new);
             let stem = program
                 .and_then(Path::file_stem)
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let name = match stem.as_str() {
-                _ if reference.is_eqcheck => "walk",
-                "bfs" => "find",
-                other => other,
-            };
-            flagset::builtin(name).unwrap_or_else(|| {
-                flagset::builtin("walk").expect("the walk flag sets are built in")
-            })
+            match named_after(&stem) {
+                Some(name) => flagset::builtin(name).expect("a built-in name"),
+                None => {
+                    warnings.push(format!(
+                        "no built-in flag sets are named after the reference program `{stem}`, so the walk sets are used; name the right ones with --flagsets (built in: {})",
+                        flagset::builtin_names().collect::<Vec<_>>().join(", ")
+                    ));
+                    flagset::builtin("walk").expect("the walk flag sets are built in")
+                }
+            }
         }
     };
     let which = if sets_is_file && request.flagsets.is_none() {
@@ -396,5 +430,22 @@ fn arm_user(request: &RunRequest) -> Result<ArmUser, ConfigError> {
     match (request.as_root, &request.as_user) {
         (false, None) => Ok(ArmUser::Invoker { uid: 1 }),
         _ => Err(ConfigError::NotRoot),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_sets_are_found_by_the_programs_name() {
+        assert_eq!(named_after("dust"), Some("dust"));
+        assert_eq!(named_after("dust-1.2.7"), Some("dust"));
+        assert_eq!(named_after("du_old"), Some("du"));
+        assert_eq!(named_after("bfs"), Some("find"));
+        assert_eq!(named_after("bfs-next"), Some("find"));
+        assert_eq!(named_after("dusty"), None);
+        assert_eq!(named_after("fd"), None);
+        assert_eq!(named_after("eqcheck-double"), None);
     }
 }

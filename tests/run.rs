@@ -440,3 +440,45 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
     );
     assert_exit(&out, 0);
 }
+
+#[test]
+fn a_tree_holding_the_temp_folder_is_refused() {
+    let dir = temp_dir();
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .env("TMPDIR", &temp)
+        .args(["--tree", &dir.path().to_string_lossy(), "--sets", "depth"])
+        .output();
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the temp folder"),
+        "{out}"
+    );
+}
+
+#[test]
+fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
+    let out = run_pair(
+        &eqcheck_walk("reference"),
+        &eqcheck_walk("fast"),
+        &["--sets", "depth", "--json", "-"],
+    );
+    assert_exit(&out, 0);
+    // Arms given with --ref/--cand: the program's name decides, and `eqcheck`
+    // names no flag-set file, so the walk sets come with a warning.
+    let report = json_report(&out.stdout);
+    assert_eq!(report["flag_sets"], "flagsets/walk.sets", "{out}");
+    let warned = report["warnings"].to_string();
+    assert!(
+        warned.contains("named after the reference program `eqcheck`"),
+        "{out}"
+    );
+    let out = run_pair("du", "du", &["--sets", "sizes", "--json", "-"]);
+    let report = json_report(&out.stdout);
+    assert_eq!(report["flag_sets"], "flagsets/du.sets", "{out}");
+    assert!(
+        !report["warnings"].to_string().contains("named after"),
+        "{out}"
+    );
+}

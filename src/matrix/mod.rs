@@ -46,6 +46,8 @@ pub struct Matrix {
     pub env: Vec<(String, String)>,
     /// The project config file the run was configured from, if any.
     pub config: Option<String>,
+    /// What the configuration had to guess, for the report's warnings.
+    pub warnings: Vec<String>,
     pub jobs: usize,
     pub timeout: Duration,
     pub user: ArmUser,
@@ -115,7 +117,7 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
 
     let mut trees = Vec::new();
     let mut cases = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = matrix.warnings.clone();
     for (tree_index, source) in matrix.trees.iter().enumerate() {
         let (name, mut built) = match source {
             TreeSource::Spec(spec) => (spec.name.clone(), Some(fixtures::build_temp(spec)?)),

@@ -43,7 +43,9 @@ pub fn cases_for_tree(tree: &str, flag_sets: &FlagSetFile, groups: &[String]) ->
 }
 
 /// The arm's argv for a case: command, common args, the set, then the flag-set
-/// file's operand words (the tree), unless the arm's own command places `{tree}`.
+/// file's operand words (the tree), unless the arm's own command places `{tree}`;
+/// then a `{tree}` standing alone among the common args (where `find`'s sets put
+/// it) is left out too, so the tree is not given twice.
 /// `{tree}` is replaced wherever it stands; in a set (`-X {tree}/a`) it names a
 /// path inside the tree and does not stand in for the operand.
 pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> Vec<OsString> {
@@ -53,9 +55,13 @@ pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> V
     } else {
         &flag_sets.operand
     };
+    let common = flag_sets
+        .common
+        .iter()
+        .filter(|word| !(placed_by_arm && *word == TREE_PLACEHOLDER));
     arm.command
         .iter()
-        .chain(&flag_sets.common)
+        .chain(common)
         .chain(&set.args)
         .chain(operand)
         .map(|word| {
@@ -116,6 +122,16 @@ mod tests {
         assert_eq!(
             argv(&arm(&["fd", ".", "{tree}"]), &sets, &set(&["-H"]), tree),
             ["fd", ".", "/t/web", "-c", "-H"]
+        );
+        let first =
+            crate::flagset::parse("x.sets", "common = {tree}\noperand =\n[g]\n-s\n").unwrap();
+        assert_eq!(
+            argv(&arm(&["find"]), &first, &set(&["-s"]), tree),
+            ["find", "/t/web", "-s"]
+        );
+        assert_eq!(
+            argv(&arm(&["bfs", "{tree}"]), &first, &set(&["-s"]), tree),
+            ["bfs", "/t/web", "-s"]
         );
         let placed = crate::flagset::parse("x.sets", "operand = --root={tree}\n[g]\n-s\n").unwrap();
         assert_eq!(
