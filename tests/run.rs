@@ -482,3 +482,53 @@ fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
         "{out}"
     );
 }
+
+#[test]
+fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
+    // The arm prints who and where it is and what it was given; its repro line,
+    // pasted into a shell, must print the same.
+    let dir = temp_dir();
+    let sets = dir.path().join("self.sets");
+    std::fs::write(&sets, "operand =\nenv.EXTRA = a b\n[only]\n(none)\n").unwrap();
+    let probe = "sh -c 'id -u; id -g; umask; env | sort | grep -v \"^PWD=\"; pwd; ls -A; cat'";
+    let marker = format!("{} print 'm\\n'", double());
+    let out = run_pair(
+        probe,
+        &marker,
+        &["--sets", &sets.to_string_lossy(), "--json", "-"],
+    );
+    assert_exit(&out, 1);
+    let report = json_report(&out.stdout);
+    let case = &report["cases"][0];
+    let repro = case["reference"]["repro"].as_str().unwrap();
+    let diff = case["streams"][0]["diff"].as_str().unwrap();
+    let arm_said: String = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix('-').filter(|_| !l.starts_with("---")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let again = std::process::Command::new("sh")
+        .args(["-c", repro])
+        .output()
+        .unwrap();
+    let home_free = |text: &str| -> String {
+        // Only the temporary folder's name may differ.
+        text.lines()
+            .map(|l| {
+                if l.starts_with('/') || l.contains("HOME=") {
+                    "(home)".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        home_free(&String::from_utf8_lossy(&again.stdout)),
+        home_free(&arm_said),
+        "{repro}\n{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(arm_said.contains("EXTRA=a b"), "{arm_said}");
+}

@@ -436,8 +436,8 @@ fn run_case(
         tree: tree.to_string(),
         group: case.group.clone(),
         set: case.set.label(),
-        reference: arm_run(&ref_argv, reference),
-        candidate: arm_run(&cand_argv, candidate),
+        reference: arm_run(&ref_argv, arms.env, reference),
+        candidate: arm_run(&cand_argv, arms.env, candidate),
         verdict: judged.verdict,
         streams: judged.streams,
         fired: judged.fired,
@@ -468,7 +468,7 @@ fn share_repeated_output(
     later
 }
 
-fn arm_run(argv: &[std::ffi::OsString], runs: Vec<exec::Captured>) -> ArmRun {
+fn arm_run(argv: &[std::ffi::OsString], env: &ArmEnvironment, runs: Vec<exec::Captured>) -> ArmRun {
     let durations_ms: Vec<f64> = runs
         .iter()
         .map(|r| r.duration.as_secs_f64() * 1000.0)
@@ -482,7 +482,7 @@ fn arm_run(argv: &[std::ffi::OsString], runs: Vec<exec::Captured>) -> ArmRun {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        repro: plan::repro(argv),
+        repro: plan::repro(argv, env),
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,

@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::exec::{ArmEnvironment, ArmUser};
 use crate::flagset::{FlagSet, FlagSetFile};
 
 /// The placeholder replaced by the tree's path in arm commands and sets.
@@ -87,9 +88,37 @@ fn replace_placeholder(word: &str, tree: &Path) -> OsString {
     out
 }
 
-/// A shell command that runs the argv again by hand.
-pub fn repro(argv: &[OsString]) -> String {
-    shell_words::join(argv.iter().map(|a| a.to_string_lossy()))
+/// A shell command that runs the arm again by hand as eqcheck ran it: in a fresh
+/// empty HOME (given to the arm user) as working folder, umask 022, only the
+/// pinned environment, as the arm user, stdin from the null device. (The tree it
+/// names is a temp folder, gone after the run unless `--keep`.)
+pub fn repro(argv: &[OsString], env: &ArmEnvironment) -> String {
+    let mut words = vec!["h=\"$(mktemp -d)\" &&".to_string()];
+    if let ArmUser::Unprivileged { uid, gid, .. } = &env.user {
+        words.push(format!("chown {uid}:{gid} \"$h\" &&"));
+    }
+    words.push("cd \"$h\" && umask 022 && env -i".to_string());
+    let set = |name: &str| env.vars.iter().any(|(n, _)| n == name);
+    for (name, value) in &env.vars {
+        let pair = format!("{}={}", name.to_string_lossy(), value.to_string_lossy());
+        words.push(shell_words::quote(&pair).into_owned());
+    }
+    if !set("HOME") {
+        words.push("HOME=\"$h\"".to_string());
+    }
+    if !set("XDG_CONFIG_HOME") {
+        words.push("XDG_CONFIG_HOME=\"$h/.config\"".to_string());
+    }
+    if let ArmUser::Unprivileged { uid, gid, .. } = &env.user {
+        words.push(if cfg!(target_os = "linux") {
+            format!("setpriv --reuid={uid} --regid={gid} --clear-groups --")
+        } else {
+            format!("sudo -u '#{uid}' -g '#{gid}' --")
+        });
+    }
+    words.push(shell_words::join(argv.iter().map(|a| a.to_string_lossy())));
+    words.push("</dev/null".to_string());
+    words.join(" ")
 }
 
 #[cfg(test)]
