@@ -4,7 +4,9 @@
 //! finding it (in the working folder only, never a parent, unless `--config PATH`
 //! names one; `--no-config` turns it off), reading it, making its paths relative to
 //! the working folder, and merging it under the command line. A mistake in it is a
-//! usage error (exit 2) reported as `FILE:LINE:COL: what is wrong`.
+//! usage error (exit 2) reported as `FILE:LINE:COL: what is wrong`, and so is a
+//! value the run uses that names nothing: a program, tree or flag-set file that
+//! does not exist or does not load.
 //!
 //! ```toml
 //! reference = "bin/du-old -x"      # split shell-word style, as --ref is
@@ -67,6 +69,28 @@ pub struct ProjectFile {
     pub path: PathBuf,
     /// What the file sets, its paths already rebased onto the working folder.
     pub options: Layer,
+    places: Places,
+}
+
+/// Where a value that names something outside the file was written, to say so
+/// when what it names is missing. Only a value the run uses is looked at: one the
+/// command line replaces may name what does not exist here.
+#[derive(Debug)]
+struct Place {
+    key: &'static str,
+    line: usize,
+    column: usize,
+}
+
+/// The places of the values checked when merging, beside `options`' values.
+#[derive(Debug, Default)]
+struct Places {
+    reference: Option<Place>,
+    candidate: Option<Place>,
+    /// `flagsets`, or `sets` when it names the flag-set file.
+    flagsets: Option<Place>,
+    /// One per tree, in order.
+    trees: Vec<Place>,
 }
 
 /// Why the config could not be used: exit code 2.
@@ -94,9 +118,9 @@ pub enum ProjectError {
 struct Written {
     reference: Option<Spanned<String>>,
     candidate: Option<Spanned<String>>,
-    flagsets: Option<String>,
+    flagsets: Option<Spanned<String>>,
     sets: Option<Spanned<String>>,
-    trees: Option<Vec<String>>,
+    trees: Option<Vec<Spanned<String>>>,
     timeout: Option<Spanned<f64>>,
     runs: Option<Spanned<usize>>,
     jobs: Option<Spanned<usize>>,
@@ -150,6 +174,18 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
             },
         }
     })?;
+    let place = |key: &'static str, span: Range<usize>| {
+        let (line, column) = line_and_column(text, span.start);
+        Place { key, line, column }
+    };
+    let mut places = Places {
+        reference: (written.reference.as_ref()).map(|value| place("reference", value.span())),
+        candidate: (written.candidate.as_ref()).map(|value| place("candidate", value.span())),
+        flagsets: (written.flagsets.as_ref()).map(|value| place("flagsets", value.span())),
+        trees: (written.trees.iter().flatten())
+            .map(|value| place("trees", value.span()))
+            .collect(),
+    };
     let folder = path.parent().unwrap_or(Path::new(""));
     let command = |value: Spanned<String>| {
         arm_command(value.get_ref(), folder).map_err(|message| at(value.span(), message))
@@ -157,12 +193,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
     let mut options = Layer {
         reference: written.reference.map(command).transpose()?,
         candidate: written.candidate.map(command).transpose()?,
-        flagsets: written.flagsets.map(|named| flag_set_file(&named, folder)),
-        trees: written
-            .trees
-            .unwrap_or_default()
-            .iter()
-            .map(|name| tree(name, folder))
+        flagsets: (written.flagsets).map(|named| flag_set_file(named.get_ref(), folder)),
+        trees: (written.trees.iter().flatten())
+            .map(|name| tree(name.get_ref(), folder))
             .collect(),
         ..Layer::default()
     };
@@ -176,6 +209,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
                 return Err(at(sets.span(), message.into()));
             }
             options.flagsets = Some(rebase(sets.get_ref(), folder));
+            places.flagsets = Some(place("sets", sets.span()));
         } else {
             options.sets = Some(sets.into_inner());
         }
@@ -231,6 +265,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
     Ok(ProjectFile {
         path: path.to_path_buf(),
         options,
+        places,
     })
 }
 
@@ -245,6 +280,11 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
 ///   groups from the file's flag-set file;
 /// - the file's `as_user` is left out under `--as-root`, and when eqcheck does not
 ///   run as root (where it means nothing), so one file serves root CI and laptops.
+///
+/// What the run takes from the file is then checked, each value at its place: the
+/// arms' programs exist, each tree is a built-in name, a folder or a tree spec that
+/// loads, and the flag-set file is a built-in name or a file that parses. (What the
+/// command line gives is checked when the run is resolved, with its own messages.)
 pub fn merge(
     given: Layer,
     file: Option<&ProjectFile>,
@@ -254,6 +294,23 @@ pub fn merge(
     let Some(file) = file else {
         return Ok(given);
     };
+    let used = file.what_the_run_uses(&given, self_check);
+    let merged = merge_unchecked(given, Some(file), self_check, as_root)?;
+    file.check(used)?;
+    Ok(merged)
+}
+
+/// [`merge`] without looking at what the file's values name.
+fn merge_unchecked(
+    given: Layer,
+    file: Option<&ProjectFile>,
+    self_check: bool,
+    as_root: bool,
+) -> Result<Layer, ProjectError> {
+    let Some(file) = file else {
+        return Ok(given);
+    };
+    let chosen_here = command_line_chooses_flag_sets(&given);
     let ours = file.options.clone();
     let reference = given.reference.or(ours.reference.clone());
     let candidate = if self_check {
@@ -274,8 +331,6 @@ pub fn merge(
             });
         }
     }
-    let chosen_here =
-        given.flagsets.is_some() || given.sets.as_deref().is_some_and(config::sets_names_a_file);
     let (flagsets, sets) = if chosen_here {
         (given.flagsets, given.sets)
     } else {
@@ -300,6 +355,129 @@ pub fn merge(
         // A later value for a name wins when the arms' environment is set.
         env: ours.env.into_iter().chain(given.env).collect(),
     })
+}
+
+/// Whether the command line names the flag-set file, which then replaces the
+/// file's `flagsets` and `sets`.
+fn command_line_chooses_flag_sets(given: &Layer) -> bool {
+    given.flagsets.is_some() || given.sets.as_deref().is_some_and(config::sets_names_a_file)
+}
+
+/// A value of the file the run uses, and how to check it.
+enum Used<'a> {
+    Program(&'a str, &'a Place),
+    FlagSets(&'a str, &'a Place),
+    Tree(&'a str, &'a Place),
+}
+
+impl ProjectFile {
+    /// The file's values that [`merge_unchecked`] keeps under `given`.
+    fn what_the_run_uses(&self, given: &Layer, self_check: bool) -> Vec<Used<'_>> {
+        let (ours, places) = (&self.options, &self.places);
+        let mut used = Vec::new();
+        let arms = [
+            (
+                given.reference.is_none(),
+                &ours.reference,
+                &places.reference,
+            ),
+            (
+                given.candidate.is_none() && !self_check,
+                &ours.candidate,
+                &places.candidate,
+            ),
+        ];
+        for (from_file, command, place) in arms {
+            if let (true, Some(command), Some(place)) = (from_file, command, place) {
+                used.push(Used::Program(command, place));
+            }
+        }
+        if !command_line_chooses_flag_sets(given) {
+            if let (Some(named), Some(place)) = (&ours.flagsets, &places.flagsets) {
+                used.push(Used::FlagSets(named, place));
+            }
+        }
+        if given.trees.is_empty() {
+            let trees = ours.trees.iter().zip(&places.trees);
+            used.extend(trees.map(|(tree, place)| Used::Tree(tree, place)));
+        }
+        used
+    }
+
+    /// The first value that names nothing, reported at its place.
+    fn check(&self, used: Vec<Used<'_>>) -> Result<(), ProjectError> {
+        for value in used {
+            let (checked, place) = match value {
+                Used::Program(command, place) => (program_exists(command), place),
+                Used::FlagSets(named, place) => (flag_set_file_loads(named), place),
+                Used::Tree(tree, place) => (tree_loads(tree), place),
+            };
+            checked.map_err(|message| ProjectError::At {
+                file: self.path.display().to_string(),
+                line: place.line,
+                column: place.column,
+                message: format!("{}: {message}", place.key),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An arm's program is a file there (a path with a folder part) or on PATH, as
+/// the run will look for it.
+fn program_exists(command: &str) -> Result<(), String> {
+    let words =
+        shell_words::split(command).map_err(|e| format!("cannot split `{command}`: {e}"))?;
+    let program = words.first().map_or("", String::as_str);
+    if config::locate_program(program).is_some() {
+        return Ok(());
+    }
+    let why = if Path::new(program).components().count() > 1 {
+        "does not exist (or is not a file)"
+    } else {
+        "not found on PATH"
+    };
+    Err(format!("program `{program}` {why}"))
+}
+
+/// The flag-set file loads, read as `--flagsets` reads it: a path when a file is
+/// there or the name has a folder part or ends in `.sets`, else a built-in name.
+fn flag_set_file_loads(named: &str) -> Result<(), String> {
+    let path = Path::new(named);
+    if path.is_file() || named.contains(['/', '\\']) || named.ends_with(".sets") {
+        return flagset::load(path)
+            .map(drop)
+            .map_err(|err| with_causes(&err));
+    }
+    if flagset::builtin_names().any(|builtin| builtin == named) {
+        return Ok(());
+    }
+    let known = flagset::builtin_names().collect::<Vec<_>>().join(", ");
+    Err(format!(
+        "`{named}`: no such file, and no built-in flag sets of that name ({known})"
+    ))
+}
+
+/// The tree is had as the run will have it: a built-in name, a folder, or a
+/// `.tree` spec that reads and parses.
+fn tree_loads(tree: &str) -> Result<(), String> {
+    if fixtures::is_builtin(tree) || Path::new(tree).is_dir() {
+        return Ok(());
+    }
+    fixtures::spec_named(tree)
+        .map(drop)
+        .map_err(|err| with_causes(&err))
+}
+
+/// An error and its causes, `error: cause: cause`, as the binary prints a chain.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        message = format!("{message}: {inner}");
+        cause = inner.source();
+    }
+    message
 }
 
 impl Layer {
@@ -599,7 +777,7 @@ env = { X = "1" }
             runs: Some(3),
             ..Layer::default()
         };
-        let merged = merge(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+        let merged = merge_unchecked(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
         assert_eq!(merged.sets.as_deref(), Some("depth"));
         assert_eq!(merged.trees, strings(&["edge"]));
         assert_eq!(merged.runs, Some(3));
@@ -607,9 +785,10 @@ env = { X = "1" }
         assert_eq!(merged.guard.as_deref(), Some("off"));
         assert_eq!(merged.env, vec![("X".into(), "1".into())]);
         assert_eq!(merged.reference.as_deref(), Some("old -x"));
-        let from_file = merge(Layer::default(), Some(&file(BOTH_ARMS)), false, false).unwrap();
+        let from_file =
+            merge_unchecked(Layer::default(), Some(&file(BOTH_ARMS)), false, false).unwrap();
         assert_eq!(from_file.trees, strings(&["basic", "web"]));
-        let alone = merge(Layer::default(), None, false, false).unwrap();
+        let alone = merge_unchecked(Layer::default(), None, false, false).unwrap();
         assert_eq!(alone, Layer::default());
     }
 
@@ -619,11 +798,12 @@ env = { X = "1" }
             candidate: Some("newer -x".into()),
             ..Layer::default()
         };
-        let merged = merge(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+        let merged = merge_unchecked(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
         assert_eq!(merged.reference.as_deref(), Some("old -x"));
         assert_eq!(merged.candidate.as_deref(), Some("newer -x"));
         // Under --self-check the reference runs against itself.
-        let checked = merge(Layer::default(), Some(&file(BOTH_ARMS)), true, false).unwrap();
+        let checked =
+            merge_unchecked(Layer::default(), Some(&file(BOTH_ARMS)), true, false).unwrap();
         assert_eq!(checked.reference.as_deref(), Some("old -x"));
         assert_eq!(checked.candidate, None);
     }
@@ -631,7 +811,7 @@ env = { X = "1" }
     #[test]
     fn a_file_with_one_arm_needs_the_other() {
         let half = file("reference = \"old\"");
-        let message = merge(Layer::default(), Some(&half), false, false)
+        let message = merge_unchecked(Layer::default(), Some(&half), false, false)
             .unwrap_err()
             .to_string();
         let expected =
@@ -641,7 +821,7 @@ env = { X = "1" }
             candidate: Some("new".into()),
             ..Layer::default()
         };
-        let merged = merge(given, Some(&half), false, false).unwrap();
+        let merged = merge_unchecked(given, Some(&half), false, false).unwrap();
         assert_eq!(merged.reference.as_deref(), Some("old"));
     }
 
@@ -652,21 +832,21 @@ env = { X = "1" }
             sets: Some("depth".into()),
             ..Layer::default()
         };
-        let merged = merge(groups, Some(&ours), false, false).unwrap();
+        let merged = merge_unchecked(groups, Some(&ours), false, false).unwrap();
         assert_eq!(merged.flagsets.as_deref(), Some("ci/du.sets"));
         assert_eq!(merged.sets.as_deref(), Some("depth"));
         let sets_file = Layer {
             sets: Some("other.sets".into()),
             ..Layer::default()
         };
-        let merged = merge(sets_file, Some(&ours), false, false).unwrap();
+        let merged = merge_unchecked(sets_file, Some(&ours), false, false).unwrap();
         assert_eq!(merged.flagsets, None);
         assert_eq!(merged.sets.as_deref(), Some("other.sets"));
         let named = Layer {
             flagsets: Some("walk".into()),
             ..Layer::default()
         };
-        let merged = merge(named, Some(&ours), false, false).unwrap();
+        let merged = merge_unchecked(named, Some(&ours), false, false).unwrap();
         assert_eq!(merged.flagsets.as_deref(), Some("walk"));
         assert_eq!(merged.sets, None);
     }
@@ -674,10 +854,10 @@ env = { X = "1" }
     #[test]
     fn the_files_user_is_left_out_under_as_root_and_when_not_root() {
         let ours = file("as_user = \"nobody\"");
-        let merged = merge(Layer::default(), Some(&ours), false, true).unwrap();
+        let merged = merge_unchecked(Layer::default(), Some(&ours), false, true).unwrap();
         assert_eq!(merged.as_user, None);
         let expected = running_as_root().then(|| "nobody".to_string());
-        let merged = merge(Layer::default(), Some(&ours), false, false).unwrap();
+        let merged = merge_unchecked(Layer::default(), Some(&ours), false, false).unwrap();
         assert_eq!(merged.as_user, expected);
     }
 

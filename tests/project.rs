@@ -1,8 +1,9 @@
 //! `eqcheck.toml` end to end: the config in the working folder picks the arms, flag
 //! sets, trees and environment; the command line overrides it; `--no-config` ignores
-//! it and parent folders are never searched; a malformed file stops the run with
-//! exit 2 at its line and column; a file named by `--config` has its paths start at
-//! its own folder.
+//! it and parent folders are never searched; a malformed file, or a program, tree
+//! or flag-set file it names that the run would use but cannot find or load, stops
+//! the run with exit 2 at its line and column; a file named by `--config` has its
+//! paths start at its own folder.
 
 use std::fs;
 use std::path::Path;
@@ -185,4 +186,118 @@ fn a_named_configs_paths_start_at_its_folder() {
     assert_eq!(report["flag_sets"], "proj/mine.sets", "{out}");
     assert_eq!(groups(&out), ["only"], "{out}");
     assert_eq!(report["config"], "proj/eqcheck.toml", "{out}");
+}
+
+/// A config whose first line is `line`, then working arms and a tree for the keys
+/// `line` does not set.
+fn config_with(line: &str) -> String {
+    let defaults = [
+        ("reference", command(&double(), "print same")),
+        ("candidate", command(&double(), "print same")),
+        ("trees", "[\"basic\"]".to_string()),
+    ];
+    let mut text = format!("{line}\n");
+    for (key, value) in defaults {
+        if !line.starts_with(&format!("{key} ")) {
+            text += &format!("{key} = {value}\n");
+        }
+    }
+    text
+}
+
+#[test]
+fn a_configs_value_that_names_nothing_is_reported_at_its_place() {
+    let cases = [
+        (
+            "reference = \"bin/nope -x\"",
+            "eqcheck.toml:1:13: reference: program `bin/nope` does not exist (or is not a file)",
+        ),
+        (
+            "candidate = \"no-such-walker-here\"",
+            "eqcheck.toml:1:13: candidate: program `no-such-walker-here` not found on PATH",
+        ),
+        (
+            "trees = [\"basic\", \"nosuchtree\"]",
+            "eqcheck.toml:1:19: trees: unknown tree `nosuchtree` (known: ",
+        ),
+        (
+            "trees = [\"missing.tree\"]",
+            "eqcheck.toml:1:10: trees: cannot read tree spec missing.tree: ",
+        ),
+        (
+            "trees = [\"bad.tree\"]",
+            "eqcheck.toml:1:10: trees: bad.tree:2: unknown entry kind `folder`",
+        ),
+        (
+            "flagsets = \"missing.sets\"",
+            "eqcheck.toml:1:12: flagsets: cannot read flag-set file missing.sets: ",
+        ),
+        (
+            "flagsets = \"bad.sets\"",
+            "eqcheck.toml:1:12: flagsets: bad.sets:2: bad header `[]`",
+        ),
+        (
+            "flagsets = \"dusst\"",
+            "eqcheck.toml:1:12: flagsets: `dusst`: no such file, and no built-in flag sets \
+             of that name (walk, dust, du, find)",
+        ),
+        (
+            "sets = \"missing.sets\"",
+            "eqcheck.toml:1:8: sets: cannot read flag-set file missing.sets: ",
+        ),
+    ];
+    for (line, expected) in cases {
+        let dir = temp_dir();
+        write(dir.path(), "eqcheck.toml", &config_with(line));
+        write(dir.path(), "bad.tree", "dir a\nfolder b\n");
+        write(dir.path(), "bad.sets", "[only]\n[]\n");
+        let out = eqcheck_in(dir.path(), &[]);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains(expected),
+            "expected {expected:?}\n{out}"
+        );
+        assert!(out.stdout.is_empty(), "{out}");
+    }
+    // A named config's paths start at its folder, and the message names them so.
+    let dir = temp_dir();
+    write(
+        dir.path(),
+        "proj/eqcheck.toml",
+        &config_with("reference = \"bin/nope\""),
+    );
+    let out = eqcheck_in(dir.path(), &["--config", "proj/eqcheck.toml"]);
+    assert_exit(&out, 2);
+    let expected = "proj/eqcheck.toml:1:13: reference: program `proj/bin/nope` does not exist";
+    assert!(stderr(&out).contains(expected), "{out}");
+}
+
+#[test]
+fn a_configs_value_the_command_line_replaces_is_not_checked() {
+    let dir = temp_dir();
+    let text = format!(
+        "reference = {}\ncandidate = \"bin/not-built-yet\"\ntrees = [\"nosuchtree\"]\nflagsets = \"missing.sets\"\n",
+        command(&double(), "print same"),
+    );
+    write(dir.path(), "eqcheck.toml", &text);
+    write(dir.path(), "mine.sets", "[only]\n(none)\n");
+    let args = ["--self-check", "--tree", "basic", "--flagsets", "mine.sets"];
+    let out = eqcheck_in(dir.path(), &args);
+    assert_exit(&out, 0);
+}
+
+#[test]
+fn a_bad_value_on_the_command_line_keeps_its_own_message() {
+    let dir = temp_dir();
+    write(dir.path(), "eqcheck.toml", &config_with("sets = \"depth\""));
+    let out = eqcheck_in(dir.path(), &["--tree", "nosuchtree"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).starts_with("eqcheck: unknown tree `nosuchtree` (known: "),
+        "{out}"
+    );
+    let out = eqcheck_in(dir.path(), &["--ref", "bin/nope"]);
+    assert_exit(&out, 2);
+    let expected = "eqcheck: reference arm: program `bin/nope` does not exist";
+    assert!(stderr(&out).starts_with(expected), "{out}");
 }
