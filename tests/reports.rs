@@ -1,7 +1,8 @@
 //! The reports end to end: the Markdown report's table and folded diffs (with a
 //! fence no diff line can close), the JUnit XML read back with an independent XML
 //! parser, GitHub annotations and the step summary, colour on request and never
-//! under `NO_COLOR`, and the rules on where reports may go.
+//! under `NO_COLOR`, the rules on where reports may go, and that an earlier report
+//! file is only ever replaced by a complete one.
 
 use std::path::Path;
 
@@ -381,4 +382,123 @@ fn colour_is_forced_by_always_and_never_given_to_a_pipe_or_under_no_color() {
         // Nor a progress bar: stderr is not a terminal.
         assert!(out.stderr.is_empty(), "{out}");
     }
+}
+
+/// The report paths of [`earlier_reports`], as the command line gives them.
+fn report_args(dir: &Path) -> Vec<String> {
+    let mut args = Vec::new();
+    for (flag, name) in [
+        ("--json", "report.json"),
+        ("--markdown", "report.md"),
+        ("--junit", "report.xml"),
+    ] {
+        args.push(flag.to_string());
+        args.push(dir.join(name).to_string_lossy().into_owned());
+    }
+    args
+}
+
+/// Leaves a report of each format in `dir`, as a previous run would have.
+fn earlier_reports(dir: &Path) {
+    for name in ["report.json", "report.md", "report.xml"] {
+        std::fs::write(dir.join(name), "the earlier report\n").unwrap();
+    }
+}
+
+/// The names in `dir`, sorted: anything a run left behind shows here.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn assert_earlier_reports_kept(dir: &Path, context: &dyn std::fmt::Display) {
+    for name in ["report.json", "report.md", "report.xml"] {
+        let kept = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert_eq!(kept, "the earlier report\n", "{name}\n{context}");
+    }
+}
+
+#[test]
+fn a_run_that_fails_keeps_the_earlier_reports_and_a_complete_one_replaces_them() {
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    // A name longer than any file system allows: the tree cannot be built, a
+    // harness failure after the reports were opened.
+    let unbuildable = dir.path().join("unbuildable.tree");
+    std::fs::write(&unbuildable, format!("file {}\n", "n".repeat(300))).unwrap();
+    earlier_reports(dir.path());
+    let before = names_in(dir.path());
+    let arm = double("print 'same\\n'");
+    let reports = report_args(dir.path());
+    let tree = unbuildable.to_string_lossy().into_owned();
+    let failed = eqcheck_run(&arm, &arm, &sets, &["--tree", &tree])
+        .args(&reports)
+        .output();
+    assert_exit(&failed, 3);
+    assert!(
+        text(&failed.stderr).contains("File name too long"),
+        "{failed}"
+    );
+    assert_earlier_reports_kept(dir.path(), &failed);
+    assert_eq!(names_in(dir.path()), before, "left behind\n{failed}");
+
+    let out = eqcheck_run(&arm, &arm, &sets, &[]).args(&reports).output();
+    assert_exit(&out, 0);
+    let json = std::fs::read(dir.path().join("report.json")).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&json).expect("the JSON report replaced");
+    let markdown = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(markdown.starts_with("## eqcheck: "), "{markdown}\n{out}");
+    let junit = std::fs::read_to_string(dir.path().join("report.xml")).unwrap();
+    assert_eq!(parse_xml(&junit).name, "testsuites", "{junit}\n{out}");
+    assert_eq!(names_in(dir.path()), before, "left behind\n{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_keeps_the_earlier_reports() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let dir = temp_dir();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    earlier_reports(dir.path());
+    let before = names_in(dir.path());
+    // Outside the folder the reports go to, so that only they are watched there.
+    let started = temp_dir();
+    let witness = started.path().join("started");
+    let arm = format!(
+        "sh -c {}",
+        shell_words::quote(&format!("echo > '{}'; exec sleep 60", witness.display()))
+    );
+    let arms = ["--ref", &arm, "--cand", &arm];
+    let mut child = Command::new(eqcheck())
+        .args(arms)
+        .args(["--sets", &sets, "--tree", "basic"])
+        .args(report_args(dir.path()))
+        .args(crate::util::is_root().then_some("--as-root"))
+        .env("GITHUB_ACTIONS", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("eqcheck starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !witness.exists() {
+        if let Some(status) = child.try_wait().expect("eqcheck is waited for") {
+            panic!("eqcheck ended before an arm started: {status:?}");
+        }
+        assert!(Instant::now() < deadline, "no arm started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT is sent");
+    let out = child.wait_with_output().expect("eqcheck ends");
+    let context = format!("{:?}\n{}", out.status, text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{context}");
+    assert_earlier_reports_kept(dir.path(), &context);
+    assert_eq!(names_in(dir.path()), before, "left behind\n{context}");
 }

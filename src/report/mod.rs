@@ -1,9 +1,11 @@
 //! Reporters: each reads a [`RunOutcome`] and writes one format. They never look at
 //! the command line or the matrix. This file owns where the reports go: every
 //! destination is opened before the run (a path that cannot be written is a usage
-//! error before any arm runs), at most one report takes stdout, and the terminal
+//! error before any arm runs), a report file is only replaced once its report is
+//! complete (`destination.rs`), at most one report takes stdout, and the terminal
 //! report and GitHub annotations move to stderr when one does.
 
+mod destination;
 pub mod github;
 pub mod json;
 pub mod junit;
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::matrix::Progress;
 use crate::outcome::RunOutcome;
+use destination::Destination;
 
 /// When the terminal report is coloured (`--color`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,11 +82,13 @@ pub struct ReportRequest {
 /// the run, or a write that failed after it.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{destination}: {source}")]
+    // The cause is printed with the message, not as a source, or the error chain
+    // would print it twice.
+    #[error("{destination}: {cause}")]
     Open {
         /// The flag or variable and its path, as the user gave them.
         destination: String,
-        source: io::Error,
+        cause: io::Error,
     },
     #[error("{first} - and {second} - both ask for stdout: send one of them to a file")]
     TwoOnStdout {
@@ -99,9 +104,9 @@ pub enum ReportError {
 
 /// Every destination, opened, and the progress bar shown while the run goes.
 pub struct Reports {
-    json: Option<Box<dyn Write>>,
-    markdown: Option<Box<dyn Write>>,
-    junit: Option<Box<dyn Write>>,
+    json: Option<Destination>,
+    markdown: Option<Destination>,
+    junit: Option<Destination>,
     step_summary: Option<File>,
     /// A file report holds stdout: the text report and annotations use stderr.
     stdout_taken: bool,
@@ -126,11 +131,11 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
         return Err(ReportError::TwoOnStdout { first, second });
     }
     let open = |flag: &str, path: &Option<PathBuf>| match path {
-        Some(path) => destination(path)
+        Some(path) => Destination::open(path)
             .map(Some)
-            .map_err(|source| ReportError::Open {
+            .map_err(|cause| ReportError::Open {
                 destination: format!("{flag} {}", path.display()),
-                source,
+                cause,
             }),
         None => Ok(None),
     };
@@ -144,9 +149,9 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
                 .append(true)
                 .create(true)
                 .open(path)
-                .map_err(|source| ReportError::Open {
+                .map_err(|cause| ReportError::Open {
                     destination: format!("GITHUB_STEP_SUMMARY={}", path.display()),
-                    source,
+                    cause,
                 })?,
         ),
         _ => None,
@@ -201,14 +206,19 @@ impl Reports {
             text::write(outcome, &mut io::stdout().lock(), colors)
         };
         results.push(("text", text));
+        // A report that fails to write is never finished: an earlier one at its
+        // path stays.
         if let Some(mut out) = self.json.take() {
-            results.push(("JSON", json::write(outcome, &mut out)));
+            let written = json::write(outcome, out.writer()).and_then(|()| out.finish());
+            results.push(("JSON", written));
         }
         if let Some(mut out) = self.markdown.take() {
-            results.push(("Markdown", markdown::write(outcome, &mut out)));
+            let written = markdown::write(outcome, out.writer()).and_then(|()| out.finish());
+            results.push(("Markdown", written));
         }
         if let Some(mut out) = self.junit.take() {
-            results.push(("JUnit", junit::write(outcome, &mut out)));
+            let written = junit::write(outcome, out.writer()).and_then(|()| out.finish());
+            results.push(("JUnit", written));
         }
         if let Some(mut file) = self.step_summary.take() {
             let appended = github::step_summary(outcome).and_then(|bytes| {
@@ -243,15 +253,6 @@ impl Reports {
 
 fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
-}
-
-/// Opens a report destination: `-` is stdout, anything else a file created anew.
-pub fn destination(path: &Path) -> io::Result<Box<dyn Write>> {
-    if is_stdout(path) {
-        Ok(Box::new(io::stdout()))
-    } else {
-        Ok(Box::new(io::BufWriter::new(File::create(path)?)))
-    }
 }
 
 #[cfg(test)]
