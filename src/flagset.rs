@@ -23,10 +23,15 @@
 //!
 //! A value is taken as written, trimmed; one in double quotes is a JSON string, for
 //! spaces at its ends or escapes.
+//!
+//! A comment is a line whose first non-blank character is `#`, and nothing else:
+//! what looks like a comment after a header, a value or a set is refused rather
+//! than read as part of it, and so is a header key after the first group or a rule
+//! key outside a `[rule NAME]` section, which would otherwise become a set.
 
 use std::path::Path;
 
-use crate::normalize::{Rule, RuleDraft};
+use crate::normalize::{Rule, RuleDraft, RULE_KEYS};
 
 /// A parse or selection error, naming the file and line where there is one.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +96,9 @@ pub struct FlagSetFile {
     /// Normalizer rules in file order, which is the order they apply in.
     pub rules: Vec<Rule>,
 }
+
+/// The keys of the file's header, besides `env.NAME`.
+const HEADER_KEYS: &[&str] = &["description", "common", "operand"];
 
 /// The flag-set files compiled into the binary, by name.
 const BUILTIN: &[(&str, &str)] = &[
@@ -172,9 +180,13 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
                 .map(str::trim)
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| {
-                    syntax(format!(
-                        "bad header `{trimmed}` (expected `[group]` or `[rule NAME]`)"
-                    ))
+                    if hash_after_blank(trimmed) {
+                        syntax(format!("a comment after `{trimmed}`: {COMMENTS_ALONE}"))
+                    } else {
+                        syntax(format!(
+                            "bad header `{trimmed}` (expected `[group]` or `[rule NAME]`)"
+                        ))
+                    }
                 })?;
             if let Some(empty) = parsed.groups.last().filter(|g| g.sets.is_empty()) {
                 return Err(syntax(format!("group `{}` has no sets", empty.name)));
@@ -215,13 +227,35 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
         match &mut section {
             Section::Header => {
                 let (key, value) = key_value(trimmed).map_err(&syntax)?;
+                if RULE_KEYS.contains(&key.as_str()) {
+                    return Err(syntax(misplaced_key(&key)));
+                }
                 header_key(&mut parsed, &key, value).map_err(&syntax)?;
             }
             Section::Rule(draft) => {
                 let (key, value) = key_value(trimmed).map_err(&syntax)?;
+                if is_header_key(&key) {
+                    return Err(syntax(misplaced_key(&key)));
+                }
                 draft.keys.push((key, value, line));
             }
             Section::Group => {
+                if trimmed.starts_with("(none)") && trimmed != "(none)" {
+                    return Err(syntax(format!(
+                        "`(none)` stands alone on its line, found `{trimmed}`: {COMMENTS_ALONE}"
+                    )));
+                }
+                // `common = -x` here reads as a set of three words: refuse it. A
+                // set that means such words quotes the first one (`'common' = -x`).
+                if let Some((key, _)) = trimmed.split_once('=') {
+                    let key = key.trim();
+                    if is_header_key(key) || RULE_KEYS.contains(&key) {
+                        return Err(syntax(misplaced_key(key)));
+                    }
+                }
+                if starts_shell_comment(trimmed) {
+                    return Err(syntax(SHELL_COMMENT.into()));
+                }
                 let group = parsed
                     .groups
                     .last_mut()
@@ -268,7 +302,17 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
     Ok(parsed)
 }
 
+/// How errors tell where a comment may go.
+const COMMENTS_ALONE: &str = "comments go on their own line";
+
+/// The error for a `#` that shell-word splitting would read as a comment.
+const SHELL_COMMENT: &str = "a `#` at the start of a word would begin a comment: comments go on their own line (quote the word, as in '#x', if the `#` is meant)";
+
 /// `key = value`, with a double-quoted value read as a JSON string.
+///
+/// An unquoted value with `#` after a space or tab is refused: it is most likely
+/// a comment written after the value, which would otherwise become part of it. A
+/// `#` inside a word (`C#`, a pattern's `[#]`) is taken as written.
 fn key_value(line: &str) -> Result<(String, String), String> {
     let (key, value) = line
         .split_once('=')
@@ -277,15 +321,85 @@ fn key_value(line: &str) -> Result<(String, String), String> {
     let value = if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') {
         serde_json::from_str::<String>(value)
             .map_err(|e| format!("bad quoted value {value}: {e}"))?
+    } else if hash_after_blank(value) {
+        return Err(format!(
+            "a comment after the value `{value}`: {COMMENTS_ALONE} (quote the value as a JSON string if the `#` is meant)"
+        ));
     } else {
         value.to_string()
     };
     Ok((key.trim().to_string(), value))
 }
 
+/// Whether a `#` comes right after a space or tab somewhere in `text`.
+fn hash_after_blank(text: &str) -> bool {
+    let mut after_blank = false;
+    for c in text.chars() {
+        if after_blank && c == '#' {
+            return true;
+        }
+        after_blank = c == ' ' || c == '\t';
+    }
+    false
+}
+
+/// Whether shell-word splitting would drop the rest of `words` as a comment: an
+/// unquoted `#` at the start of a word.
+fn starts_shell_comment(words: &str) -> bool {
+    let mut chars = words.chars();
+    let mut at_word_start = true;
+    while let Some(c) = chars.next() {
+        match c {
+            '#' if at_word_start => return true,
+            ' ' | '\t' => {
+                at_word_start = true;
+                continue;
+            }
+            '\\' => {
+                chars.next();
+            }
+            '\'' => {
+                chars.by_ref().find(|&c| c == '\'');
+            }
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        at_word_start = false;
+    }
+    false
+}
+
+/// Whether `key` is a header key, so a line `key = ...` belongs in the header.
+fn is_header_key(key: &str) -> bool {
+    HEADER_KEYS.contains(&key)
+        || key
+            .strip_prefix("env.")
+            .is_some_and(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+}
+
+/// The error for a header key after the first group or a rule key outside a rule.
+fn misplaced_key(key: &str) -> String {
+    if is_header_key(key) {
+        format!("`{key}` is a header key: header keys go before the first group")
+    } else {
+        format!("`{key}` is a rule key: rule keys go in a [rule NAME] section")
+    }
+}
+
 fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), String> {
     match key {
         "description" => parsed.description = value,
+        "common" | "operand" if starts_shell_comment(&value) => return Err(SHELL_COMMENT.into()),
         "common" => {
             parsed.common =
                 shell_words::split(&value).map_err(|e| format!("cannot split common args: {e}"))?
@@ -302,7 +416,8 @@ fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), 
             Some(name) => return Err(format!("`{name}` is not an environment variable name")),
             None => {
                 return Err(format!(
-                    "unknown key `{other}` (description, common, operand, env.NAME)"
+                    "unknown key `{other}` ({}, env.NAME)",
+                    HEADER_KEYS.join(", ")
                 ))
             }
         },
@@ -378,6 +493,114 @@ mod tests {
             "x.sets:1: unknown key `colour` (description, common, operand, env.NAME)"
         );
         assert!(error_of("# nothing\n").contains("no `[group]`"));
+    }
+
+    #[test]
+    fn comments_after_something_are_refused() {
+        let alone = "comments go on their own line";
+        for (text, line) in [
+            ("[g]   # sets\n-a\n", 1),
+            (
+                "[g]\n-a\n[rule r]\t# a rule\nkind = sort-lines\nstream = stdout\n",
+                3,
+            ),
+            ("env.FOO = 0   # note\n[g]\n-a\n", 1),
+            ("description = d # what\n[g]\n-a\n", 1),
+            ("common = -x # before every set\n[g]\n-a\n", 1),
+            ("common = \"-x #\"\n[g]\n-a\n", 1),
+            ("[g]\n(none)   # the empty set\n", 2),
+            ("[g]\n(none) -a\n", 2),
+            ("[g]\n-a -b   # one set\n", 2),
+            (
+                "[g]\n-a\n[rule r]\nkind = mask\nstream = stdout\npattern = x # y\n",
+                6,
+            ),
+        ] {
+            let error = error_of(text);
+            assert!(
+                error.starts_with(&format!("x.sets:{line}: ")) && error.contains(alone),
+                "{text:?}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_out_of_their_place_are_refused() {
+        let header = "header keys go before the first group";
+        let rule = "rule keys go in a [rule NAME] section";
+        for (text, line, rule_of_place) in [
+            ("[g]\n-a\ncommon = -x\n", 3, header),
+            ("[g]\n-a\ndescription=d\n", 3, header),
+            ("[g]\n-a\nenv.FOO = 1\n", 3, header),
+            ("[g]\n-a\nkind = mask\n", 3, rule),
+            ("stream = stdout\n[g]\n-a\n", 1, rule),
+            (
+                "[g]\n-a\n[rule r]\nkind = sort-lines\noperand = x\n",
+                5,
+                header,
+            ),
+        ] {
+            let error = error_of(text);
+            assert!(
+                error.starts_with(&format!("x.sets:{line}: ")) && error.contains(rule_of_place),
+                "{text:?}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_hash_inside_a_word_or_quotes_is_kept() {
+        let file = parse(
+            "x.sets",
+            "description = C# walkers\nenv.FOO = \"0 # kept\"\ncommon = -x '#'\n\
+             [g]\n-name 'a #b' -a#b\n\"#x\"\n'common' = -x\n--time=ctime\n\
+             [rule r]\nkind = mask\nstream = stdout\npattern = \"x #y\"\nplaceholder = [#]\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file.description, "C# walkers");
+        assert_eq!(file.env, [("FOO".to_string(), "0 # kept".to_string())]);
+        assert_eq!(file.common, ["-x", "#"]);
+        let sets: Vec<&[String]> = file.groups[0].sets.iter().map(|s| &s.args[..]).collect();
+        assert_eq!(
+            sets,
+            [
+                &["-name", "a #b", "-a#b"][..],
+                &["#x"],
+                &["common", "=", "-x"],
+                &["--time=ctime"]
+            ]
+        );
+        let (masked, _) = file.rules[0].apply(b"x #y");
+        assert_eq!(masked, b"[#]");
+    }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let readme = include_str!("../README.md");
+        let (_, section) = readme
+            .split_once("### Flag-set files")
+            .expect("README.md has a flag-set section");
+        let (_, block) = section
+            .split_once("```text\n")
+            .expect("the section has a text block");
+        let (example, _) = block.split_once("\n```").expect("the block is closed");
+        let file = parse("README.md", example).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file.description, "what these sets exercise");
+        assert_eq!(file.common, ["-P", "-c", "-w", "200"]);
+        assert_eq!(file.operand, ["{tree}"]);
+        assert_eq!(file.env, [("RUST_BACKTRACE".to_string(), "0".to_string())]);
+        let sets: Vec<&[String]> = file.groups[0].sets.iter().map(|s| &s.args[..]).collect();
+        assert_eq!(
+            sets,
+            [&[][..], &["-a", "-b", "-d", "1"], &["-X", "{tree}/a"]]
+        );
+        let rule = rule_named(&file, "permission-list");
+        assert!(matches!(
+            rule.kind,
+            crate::normalize::RuleKind::SortItems { .. }
+        ));
+        assert!(rule.applies("group-name", crate::outcome::Stream::Stderr));
+        assert!(!rule.applies("group-name", crate::outcome::Stream::Stdout));
     }
 
     #[test]

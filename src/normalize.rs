@@ -10,6 +10,8 @@
 //! - `mask`: every match of the regex becomes `placeholder` (thread ids, timings).
 //! - `json`: the document in canonical form (keys sorted, pretty-printed), with the
 //!   arrays at the given JSON pointers sorted too (`*` stands for any key or index).
+//!   Every number keeps its exact text and an object that names a key twice leaves
+//!   the text as it is, so two different documents never come out as one.
 //!
 //! The tree-root rewrite to `{tree}` is not a rule here: it is always on, and it
 //! runs before the rules.
@@ -58,6 +60,17 @@ pub enum StreamScope {
 
 /// The name of the always-on rewrite in counts of rules that fired.
 pub const TREE_ROOT_RULE: &str = "tree-root";
+
+/// The keys a `[rule NAME]` section takes; a flag-set file refuses them elsewhere.
+pub const RULE_KEYS: &[&str] = &[
+    "kind",
+    "stream",
+    "groups",
+    "pattern",
+    "separator",
+    "placeholder",
+    "sort-arrays",
+];
 
 /// Placeholder a mask uses when the file names none.
 const DEFAULT_PLACEHOLDER: &str = "<masked>";
@@ -128,7 +141,8 @@ impl RuleDraft {
                 "sort-arrays" => &mut sort_arrays,
                 other => {
                     return Err(at(format!(
-                        "unknown rule key `{other}` (kind, stream, groups, pattern, separator, placeholder, sort-arrays)"
+                        "unknown rule key `{other}` ({})",
+                        RULE_KEYS.join(", ")
                     )))
                 }
             };
@@ -430,19 +444,103 @@ fn split_on<'t>(text: &'t [u8], separator: &[u8]) -> Vec<&'t [u8]> {
 
 /// The document in canonical form; text that is not one JSON document is left as
 /// it is (the comparison then sees it raw).
+///
+/// Numbers print with the text they were read with (serde_json's
+/// `arbitrary_precision`), so digits past u64 or f64 precision still compare.
+/// An object that names a key twice also leaves the text as it is: a map keeps
+/// only one of the entries, so `{"a":1,"a":2}` and `{"a":7,"a":2}` would print
+/// alike, and keeping both in order would make the key order, which this rule
+/// exists to ignore, decide between them.
 fn canonical_json(text: &[u8], sort_arrays: &[String]) -> (Vec<u8>, usize) {
+    if serde_json::from_slice::<DistinctKeys>(text).is_err() {
+        return (text.to_vec(), 0);
+    }
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(text) else {
         return (text.to_vec(), 0);
     };
-    for pointer in sort_arrays {
-        let segments: Vec<&str> = pointer.split('/').skip(1).collect();
-        sort_arrays_at(&mut value, &segments);
+    // Deeper arrays first: an outer array is sorted by its items' text, which must
+    // already be in canonical order inside, or two equal documents could sort apart.
+    let mut pointers: Vec<Vec<&str>> = sort_arrays
+        .iter()
+        .map(|pointer| pointer.split('/').skip(1).collect())
+        .collect();
+    pointers.sort_by_key(|segments| std::cmp::Reverse(segments.len()));
+    for segments in &pointers {
+        sort_arrays_at(&mut value, segments);
     }
     // serde_json keeps object keys in a sorted map, so printing sorts them.
     let mut out = serde_json::to_vec_pretty(&value).expect("a JSON value prints");
     out.push(b'\n');
     let changed = usize::from(out != text);
     (out, changed)
+}
+
+/// A JSON document read only to learn that no object in it names a key twice
+/// (after unescaping: `"a"` and `"\u0061"` are one key).
+struct DistinctKeys;
+
+impl<'de> serde::Deserialize<'de> for DistinctKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DistinctKeysVisitor)
+    }
+}
+
+struct DistinctKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DistinctKeysVisitor {
+    type Value = DistinctKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_unit<E>(self) -> Result<DistinctKeys, E> {
+        Ok(DistinctKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut items: A,
+    ) -> Result<DistinctKeys, A::Error> {
+        while items.next_element::<DistinctKeys>()?.is_some() {}
+        Ok(DistinctKeys)
+    }
+
+    // With `arbitrary_precision` a number arrives here too, as a one-entry map
+    // holding its text, which has no key to repeat.
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut entries: A,
+    ) -> Result<DistinctKeys, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = entries.next_key::<String>()? {
+            entries.next_value::<DistinctKeys>()?;
+            if !seen.insert(key) {
+                return Err(serde::de::Error::custom("an object names a key twice"));
+            }
+        }
+        Ok(DistinctKeys)
+    }
 }
 
 fn sort_arrays_at(value: &mut serde_json::Value, segments: &[&str]) {
@@ -550,6 +648,19 @@ mod tests {
     }
 
     #[test]
+    fn nested_arrays_sort_inside_out_whatever_order_the_pointers_come_in() {
+        let r = rule(&[
+            ("kind", "json"),
+            ("stream", "stdout"),
+            ("sort-arrays", "/children, /children/*/children"),
+        ])
+        .unwrap();
+        let one = r#"{"children":[{"children":[2,1]},{"children":[1,3]}]}"#;
+        let two = r#"{"children":[{"children":[3,1]},{"children":[1,2]}]}"#;
+        assert_eq!(applied(&r, one).0, applied(&r, two).0);
+    }
+
+    #[test]
     fn json_sorts_keys_and_the_arrays_named() {
         let r = rule(&[
             ("kind", "json"),
@@ -577,6 +688,52 @@ mod tests {
             "arrays keep their order unless named"
         );
         assert_eq!(applied(&r, "not json\n"), ("not json\n".into(), 0));
+    }
+
+    #[test]
+    fn json_prints_the_canonical_form() {
+        let r = rule(&[
+            ("kind", "json"),
+            ("stream", "stdout"),
+            ("sort-arrays", "/list"),
+        ])
+        .unwrap();
+        let canonical = "{\n  \"a\": [\n    2,\n    1\n  ],\n  \"list\": [\n    \"x\",\n    \"y\"\n  ],\n  \"z\": 1.5\n}\n";
+        assert_eq!(
+            applied(&r, r#"{"z":1.5,"list":["y","x"],"a":[2,1]}"#),
+            (canonical.into(), 1)
+        );
+        assert_eq!(applied(&r, canonical), (canonical.into(), 0));
+    }
+
+    #[test]
+    fn json_numbers_keep_every_digit() {
+        let r = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+        let (one, _) = applied(
+            &r,
+            r#"{"size": 18446744073709551616123, "t": 1.00000000000000001}"#,
+        );
+        let (other, _) = applied(
+            &r,
+            r#"{"size": 18446744073709551616999, "t": 1.00000000000000002}"#,
+        );
+        assert_ne!(one, other);
+        assert!(one.contains("18446744073709551616123"), "{one}");
+        assert!(one.contains("1.00000000000000001"), "{one}");
+    }
+
+    #[test]
+    fn json_with_a_key_twice_is_left_as_it_is() {
+        let r = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+        for text in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":7,"a":2}"#,
+            r#"[{"b":{"a":1,"c":0,"\u0061":2}}]"#,
+        ] {
+            assert_eq!(applied(&r, text), (text.into(), 0));
+        }
+        // The same key in different objects is no repeat.
+        assert_eq!(applied(&r, r#"[{"a":1},{"a":2}]"#).1, 1);
     }
 
     #[test]
