@@ -57,7 +57,8 @@ pub struct RuleAudit {
     pub cases_fired: usize,
     /// Changes it made, summed over all cases, both arms and both streams.
     pub times_fired: usize,
-    /// It never fired: a rule nobody needs, or one whose pattern no longer matches.
+    /// It never changed anything in this run: the run's trees and sets did not need
+    /// it (a list with one item needs no sorting), or its pattern no longer matches.
     pub unused: bool,
 }
 

@@ -42,7 +42,7 @@ pub fn write_annotations(outcome: &RunOutcome, out: &mut dyn Write) -> io::Resul
         warnings.push(Annotation {
             title: format!("eqcheck: rule {} never fired", rule.name),
             message: format!(
-                "the {} rule {} on {}, declared at {}, changed nothing in this run: a rule nobody needs, or one whose pattern no longer matches",
+                "the {} rule {} on {}, declared at {}, changed nothing in this run: these trees and sets did not need it, or its pattern no longer matches",
                 rule.kind, rule.name, rule.stream, rule.declared_at
             ),
         });
