@@ -212,13 +212,13 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
         program: program.clone(),
         why,
     })?;
-    // Arms start in their own HOME: a program named relative to the working folder
-    // is made absolute, so it runs and its repro line works from anywhere (without
-    // resolving symlinks: a multi-call binary looks at the name it was run by).
-    if Path::new(program.as_str()).components().count() > 1 {
-        if let Ok(absolute) = std::path::absolute(program.as_str()) {
-            *program = absolute.to_string_lossy().into_owned();
-        }
+    // The arm runs the very file found here, by its absolute path: a bare name
+    // looked up again by the arm user could find another file on PATH (one in a
+    // folder only eqcheck's user may enter is skipped), and a relative path would
+    // not survive the arm starting in its own HOME. Symlinks are not resolved: a
+    // multi-call binary looks at the name it was run by.
+    if let Some(found) = locate_program(program).and_then(|p| std::path::absolute(p).ok()) {
+        *program = found.to_string_lossy().into_owned();
     }
     Ok(Arm {
         command,

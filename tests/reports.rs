@@ -309,6 +309,12 @@ fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
     );
     let unwritable = "/nonexistent-folder/report.xml";
     stopped(&["--junit", unwritable], &format!("--junit {unwritable}: "));
+    let shared = dir.path().join("a.json");
+    let shared = shared.to_string_lossy();
+    stopped(
+        &["--json", &shared, "--junit", &shared],
+        "--json and --junit both name",
+    );
     // The witness works: a run that starts leaves it.
     let out = eqcheck_run(&counter, &counter, &sets, &["--as-root"]).output();
     assert_exit(&out, 0);

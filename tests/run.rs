@@ -532,3 +532,46 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
     );
     assert!(arm_said.contains("EXTRA=a b"), "{arm_said}");
 }
+
+#[test]
+fn the_arm_runs_the_very_file_the_report_names() {
+    // A program found on PATH in a folder only root may enter: the arm user must
+    // not quietly run another file of the same name further along PATH.
+    if !crate::util::is_root() {
+        return;
+    }
+    let dir = temp_dir();
+    crate::util::set_mode(dir.path(), 0o755);
+    let (private, public) = (dir.path().join("private"), dir.path().join("public"));
+    for (folder, mode) in [(&private, 0o700), (&public, 0o755)] {
+        std::fs::create_dir(folder).unwrap();
+        std::os::unix::fs::symlink(double(), folder.join("walker")).unwrap();
+        crate::util::set_mode(folder, mode);
+    }
+    let path = format!(
+        "{}:{}:{}",
+        private.display(),
+        public.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .env("PATH", path)
+        .args(["--ref", "walker print x", "--cand", "walker print x"])
+        .args([
+            "--tree",
+            "basic",
+            "--sets",
+            "depth",
+            "--flagsets",
+            "walk",
+            "--json",
+            "-",
+        ])
+        .output();
+    assert_exit(&out, 3);
+    let report = json_report(&out.stdout);
+    let named = report["reference"]["binary"].as_str().unwrap();
+    assert!(named.starts_with(&*private.to_string_lossy()), "{out}");
+    let status = report["cases"][0]["reference"]["status"].to_string();
+    assert!(status.contains("make the program reachable"), "{out}");
+}

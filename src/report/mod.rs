@@ -95,6 +95,12 @@ pub enum ReportError {
         first: &'static str,
         second: &'static str,
     },
+    #[error("{first} and {second} both name {}: give each report its own file", path.display())]
+    OneFileTwice {
+        first: &'static str,
+        second: &'static str,
+        path: PathBuf,
+    },
     #[error("cannot write the {format} report: {source}")]
     Write {
         format: &'static str,
@@ -129,6 +135,26 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
         .collect();
     if let [first, second, ..] = on_stdout[..] {
         return Err(ReportError::TwoOnStdout { first, second });
+    }
+    // Two reports written to one file: the second would replace the first.
+    let files: Vec<(&'static str, PathBuf)> = asked
+        .iter()
+        .filter_map(|(flag, path)| {
+            let path = path.as_deref().filter(|p| !is_stdout(p))?;
+            Some((
+                *flag,
+                std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+            ))
+        })
+        .collect();
+    for (i, (first, path)) in files.iter().enumerate() {
+        if let Some((second, _)) = files[i + 1..].iter().find(|(_, other)| other == path) {
+            return Err(ReportError::OneFileTwice {
+                first,
+                second,
+                path: path.clone(),
+            });
+        }
     }
     let open = |flag: &str, path: &Option<PathBuf>| match path {
         Some(path) => Destination::open(path)
