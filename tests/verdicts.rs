@@ -457,21 +457,63 @@ fn a_mask_over_the_last_digit_of_every_size_fails_the_trust_check() {
 }
 
 #[test]
+fn a_mask_over_the_size_of_a_one_line_summary_fails_the_trust_check() {
+    // `-s` prints one line; a mask over its size hides every real change.
+    let dir = temp_dir();
+    let sets = dir.path().join("summary.sets");
+    let text = "[only]\n-s\n[rule size]\nkind = mask\nstream = stdout\npattern = ^\\d+\n";
+    std::fs::write(&sets, text).unwrap();
+    let reference = format!("{} walk --engine reference", env!("CARGO_BIN_EXE_eqcheck"));
+    let candidate = double("walk-alter-line 1 --engine fast");
+    let out = run_sets(&reference, &candidate, &sets, &[]);
+    assert_exit(&out, 3);
+    let case = only_case(&json_report(&out), &out);
+    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("normalizers hide differences"), "{out}");
+}
+
+#[test]
+fn a_mask_over_the_last_column_of_long_lines_fails_the_trust_check() {
+    // Lines of more words than the check changes one by one: the last column is
+    // still among them.
+    let dir = temp_dir();
+    let rule = "[rule size]\nkind = mask\nstream = stdout\npattern = (?m) \\d+$\n";
+    let sets = one_set_file(dir.path(), rule);
+    let words: String = (0..60).map(|i| format!("d{i}/")).collect();
+    let lines = |size: u32| -> String {
+        (0..4)
+            .map(|i| format!("{words}f{i} {}\\n", size + i))
+            .collect()
+    };
+    let out = run_sets(
+        &double(&format!("print '{}'", lines(100))),
+        &double(&format!("print '{}'", lines(900))),
+        &sets,
+        &[],
+    );
+    assert_exit(&out, 3);
+    let case = only_case(&json_report(&out), &out);
+    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("normalizers hide differences"), "{out}");
+}
+
+#[test]
 fn a_short_output_with_a_timing_masked_passes_the_trust_check() {
-    // Most of this one line is the timing, which the mask is there to hide.
+    // Most of the first line is the timing, which the mask is there to hide; the
+    // other line is compared whole.
     let dir = temp_dir();
     let rule = "[rule timing]\nkind = mask\nstream = stdout\npattern = \\d+ ?(ns|us)\n";
     let sets = one_set_file(dir.path(), rule);
     let out = run_sets(
-        &double("print 'took 987654321us\\n'"),
-        &double("print 'took 987654321us\\n'"),
+        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
+        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
         &sets,
         &[],
     );
     assert_exit(&out, 0);
     let out = run_sets(
-        &double("print 'took 987654321us\\n'"),
-        &double("print 'took 12us\\n'"),
+        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
+        &double("print 'took 12us\\nwalked 12 folders\\n'"),
         &sets,
         &[],
     );

@@ -504,7 +504,7 @@ impl Judge<'_> {
         // word of lines spread across the text: the rules may not hide a change in
         // more than half of those lines (a rule that hides a column, such as every
         // size). A few hidden places are allowed: a thread id, a timing.
-        let points = spread_points(&b);
+        let points = spread_points(&b, &root_spans(&b, self.root));
         let hidden_everywhere = points
             .iter()
             .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
@@ -515,7 +515,7 @@ impl Judge<'_> {
             )));
         }
         let lines = sampled_lines(&b);
-        if lines.len() >= 2 {
+        if !lines.is_empty() {
             let hiding: Vec<usize> = lines
                 .iter()
                 .filter(|(_, line)| self.hides_in_line(stream, line))
@@ -628,12 +628,30 @@ pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
     Ok(hasher.finalize().into())
 }
 
+/// Where the tree's path stands in `text`, as `start..end` byte ranges.
+fn root_spans(text: &[u8], root: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    if root.is_empty() {
+        return spans;
+    }
+    let mut at = 0;
+    while let Some(found) = find(&text[at..], root) {
+        let (start, end) = (at + found, at + found + root.len());
+        if stands_alone(text, start, end, root) {
+            spans.push(start..end);
+        }
+        at = end;
+    }
+    spans
+}
+
 /// Offsets of letters or digits spread evenly over `text` ([`MUTATION_POINTS`] of
 /// them, or 4 in a text over [`MUTATION_FULL_TEXT`], since each normalizes the whole
-/// text again). Letters and digits, so that no rule may fairly call the change
-/// insignificant, as it may whitespace in JSON. An empty text has offset 0, where
-/// the change adds a byte.
-fn spread_points(text: &[u8]) -> Vec<usize> {
+/// text again), outside the tree's path (`skip`): a change there undoes the root
+/// rewrite and so always shows, which says nothing about the rules. Letters and
+/// digits, so that no rule may fairly call the change insignificant, as it may
+/// whitespace in JSON. An empty text has offset 0, where the change adds a byte.
+fn spread_points(text: &[u8], skip: &[std::ops::Range<usize>]) -> Vec<usize> {
     if text.is_empty() {
         return vec![0];
     }
@@ -645,11 +663,15 @@ fn spread_points(text: &[u8]) -> Vec<usize> {
     let mut points: Vec<usize> = Vec::new();
     for k in 0..wanted {
         let from = text.len() * k / wanted;
-        let found = text[from..]
-            .iter()
-            .position(u8::is_ascii_alphanumeric)
-            .or_else(|| text[from..].iter().position(|&b| b != b'\n'))
-            .map(|p| from + p);
+        let outside = |p: &usize| !skip.iter().any(|span| span.contains(p));
+        let found = (from..text.len())
+            .filter(outside)
+            .find(|&p| text[p].is_ascii_alphanumeric())
+            .or_else(|| {
+                (from..text.len())
+                    .filter(outside)
+                    .find(|&p| text[p] != b'\n')
+            });
         if let Some(at) = found.filter(|at| !points.contains(at)) {
             points.push(at);
         }
@@ -670,13 +692,13 @@ fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
     lines.into_iter().step_by(step).collect()
 }
 
-/// The first and last byte of each word (a run of letters and digits) of a line,
-/// for at most [`WORDS_PER_LINE`] words.
+/// The first and last byte of each word (a run of letters and digits) of a line;
+/// of a line with more than [`WORDS_PER_LINE`] words, of that many spread evenly
+/// over it, the last word included.
 fn word_edges(line: &[u8]) -> Vec<usize> {
-    let mut edges = Vec::new();
+    let mut words = Vec::new();
     let mut at = 0;
-    let mut words = 0;
-    while at < line.len() && words < WORDS_PER_LINE {
+    while at < line.len() {
         if !line[at].is_ascii_alphanumeric() {
             at += 1;
             continue;
@@ -685,11 +707,21 @@ fn word_edges(line: &[u8]) -> Vec<usize> {
         while at < line.len() && line[at].is_ascii_alphanumeric() {
             at += 1;
         }
-        edges.push(start);
-        if at - 1 != start {
-            edges.push(at - 1);
+        words.push((start, at - 1));
+    }
+    let picked: Vec<(usize, usize)> = if words.len() <= WORDS_PER_LINE {
+        words
+    } else {
+        (0..WORDS_PER_LINE)
+            .map(|k| words[k * (words.len() - 1) / (WORDS_PER_LINE - 1)])
+            .collect()
+    };
+    let mut edges = Vec::new();
+    for (first, last) in picked {
+        edges.push(first);
+        if last != first {
+            edges.push(last);
         }
-        words += 1;
     }
     edges
 }
@@ -1139,7 +1171,7 @@ mod tests {
     #[test]
     fn mutations_change_letters_and_digits() {
         let text = b"12\t{tree}/a\n7\t{tree}\n";
-        for at in spread_points(text) {
+        for at in spread_points(text, &[]) {
             let copy = mutated(text, at);
             assert_ne!(copy[at], text[at]);
             assert!(copy[at].is_ascii_alphanumeric());
@@ -1147,7 +1179,21 @@ mod tests {
         }
         assert_eq!(word_edges(b"12\t{tree}/a\n"), vec![0, 1, 4, 7, 10]);
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
-        assert_eq!(mutated(b"", spread_points(b"")[0]), b"x");
+        assert_eq!(mutated(b"", spread_points(b"", &[])[0]), b"x");
+        let rooted = b"4\t/t/web/a\n";
+        let spans = root_spans(rooted, b"/t/web");
+        assert_eq!(spans, vec![2..8]);
+        assert!(spread_points(rooted, &spans)
+            .iter()
+            .all(|p| !(2..8).contains(p)));
+        let many: String = (0..100).map(|i| format!("w{i} ")).collect();
+        let edges = word_edges(many.as_bytes());
+        assert_eq!(edges.len(), 2 * WORDS_PER_LINE);
+        assert_eq!(
+            *edges.last().unwrap(),
+            many.len() - 2,
+            "the last word is changed too"
+        );
     }
 
     #[test]
