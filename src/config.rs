@@ -93,6 +93,18 @@ pub enum ConfigError {
     #[error("--runs must be at least 1")]
     NoRuns,
     #[error(
+        "--tree {}: the arms run as {user}, who may not {} {} (mode {mode:o}); give a tree they can reach, or --as-user / --as-root",
+        tree.display(),
+        if folder == tree { "list" } else { "pass through" },
+        folder.display()
+    )]
+    TreeUnreachable {
+        tree: PathBuf,
+        user: String,
+        folder: PathBuf,
+        mode: u32,
+    },
+    #[error(
         "--tree {}: the temp folder {} is inside it, and eqcheck's own files would change the tree; set TMPDIR to a folder outside it",
         tree.display(),
         temp.display()
@@ -134,6 +146,19 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
     distinct_names(&mut trees);
     let mut warnings = Vec::new();
     let (flag_sets, groups) = flag_sets(request, &reference, &mut warnings)?;
+    let user = arm_user(request)?;
+    for tree in &trees {
+        if let TreeSource::Existing { path, .. } = tree {
+            if let Some((folder, mode)) = crate::matrix::exec::blocked_for(path, &user, true) {
+                return Err(ConfigError::TreeUnreachable {
+                    tree: path.clone(),
+                    user: user.describe(),
+                    folder,
+                    mode,
+                });
+            }
+        }
+    }
     let runs = match request.runs {
         Some(0) => return Err(ConfigError::NoRuns),
         Some(n) => n,
@@ -167,7 +192,7 @@ pub fn resolve(request: &RunRequest) -> Result<Matrix, ConfigError> {
         warnings,
         jobs,
         timeout: request.timeout,
-        user: arm_user(request)?,
+        user,
         guard,
         keep: request.keep,
     })

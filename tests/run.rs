@@ -575,3 +575,46 @@ fn the_arm_runs_the_very_file_the_report_names() {
     let status = report["cases"][0]["reference"]["status"].to_string();
     assert!(status.contains("make the program reachable"), "{out}");
 }
+
+#[test]
+fn a_tree_or_temp_folder_the_arm_user_cannot_reach_is_refused() {
+    // As root the arms run as uid 65534: a tree under a folder only root may
+    // enter would give every arm the same "Permission denied", and "identical".
+    if !crate::util::is_root() {
+        return;
+    }
+    let dir = temp_dir();
+    let private = dir.path().join("private");
+    std::fs::create_dir_all(private.join("web")).unwrap();
+    std::fs::write(private.join("web/page"), "x").unwrap();
+    crate::util::set_mode(&private, 0o700);
+    let web = private.join("web");
+    let out = run(["--tree", &*web.to_string_lossy(), "--sets", "depth"]);
+    assert_exit(&out, 2);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("may not pass through") && said.contains("(mode 700)"),
+        "{out}"
+    );
+    // The same tree is fine for root.
+    let out = run([
+        "--tree",
+        &*web.to_string_lossy(),
+        "--sets",
+        "depth",
+        "--as-root",
+    ]);
+    assert_exit(&out, 0);
+    // A temp folder the arm user cannot reach is named as such.
+    let temp = private.join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .env("TMPDIR", &temp)
+        .args(["--tree", "basic", "--sets", "depth"])
+        .output();
+    assert_exit(&out, 3);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set TMPDIR"),
+        "{out}"
+    );
+}

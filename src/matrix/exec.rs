@@ -107,6 +107,40 @@ impl ArmEnvironment {
     }
 }
 
+/// The first folder on the way to `path` (or `path` itself, which must also be
+/// readable when `read` is set) that the arm user may not pass, with its mode.
+/// Permission bits only: an ACL or a capability may still open what this closes.
+#[cfg(unix)]
+pub fn blocked_for(path: &Path, user: &ArmUser, read: bool) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let ArmUser::Unprivileged { uid, gid, .. } = user else {
+        return None;
+    };
+    let ancestors: Vec<&Path> = path.ancestors().collect();
+    for (i, folder) in ancestors.iter().rev().enumerate() {
+        let meta = std::fs::metadata(folder).ok()?;
+        let mode = meta.mode();
+        let bits = if meta.uid() == *uid {
+            mode >> 6
+        } else if meta.gid() == *gid {
+            mode >> 3
+        } else {
+            mode
+        } & 0o7;
+        let last = i + 1 == ancestors.len();
+        let needed = if last && read { 0o5 } else { 0o1 };
+        if bits & needed != needed {
+            return Some((folder.to_path_buf(), mode & 0o7777));
+        }
+    }
+    None
+}
+
+#[cfg(not(unix))]
+pub fn blocked_for(_path: &Path, _user: &ArmUser, _read: bool) -> Option<(PathBuf, u32)> {
+    None
+}
+
 /// Gives a folder to the arm user, so the arm can write its dot-files there.
 #[cfg(unix)]
 pub fn give_to(path: &Path, user: &ArmUser) -> std::io::Result<()> {

@@ -69,6 +69,15 @@ pub enum MatrixError {
         user: String,
         source: std::io::Error,
     },
+    #[error(
+        "the arms run as {user}, who may not pass through {} (mode {mode:o}) to their HOME in the temp folder: set TMPDIR to a folder they can reach, or --as-root",
+        folder.display()
+    )]
+    TempUnreachable {
+        user: String,
+        folder: PathBuf,
+        mode: u32,
+    },
     #[error("cannot start {jobs} worker threads")]
     Pool {
         jobs: usize,
@@ -357,7 +366,15 @@ impl Scratch {
         open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
             user: user.describe(),
             source,
-        })
+        })?;
+        match exec::blocked_for(&self.0, user, true) {
+            Some((folder, mode)) => Err(MatrixError::TempUnreachable {
+                user: user.describe(),
+                folder,
+                mode,
+            }),
+            None => Ok(()),
+        }
     }
 }
 
