@@ -522,15 +522,15 @@ fn a_short_output_with_a_timing_masked_passes_the_trust_check() {
 
 #[test]
 fn an_output_too_large_to_normalize_is_an_error_where_rules_apply() {
-    // Over the in-memory limit the sorting rule cannot run: "differs" could be
-    // wrong, so the case cannot be judged. Without a rule it is a plain difference.
+    // Over the in-memory limit a mask cannot run: "differs" could be wrong, so
+    // the case cannot be judged. Without a rule it is a plain difference.
     let dir = temp_dir();
-    let sorted = one_set_file(
+    let masked = one_set_file(
         dir.path(),
-        "[rule order]\nkind = sort-lines\nstream = stdout\n",
+        "[rule numbers]\nkind = mask\nstream = stdout\npattern = line [0-9]+\n",
     );
     let (ours, theirs) = (double("bytes 6M"), double("bytes 6M 10"));
-    let out = run_sets(&ours, &theirs, &sorted, &[]);
+    let out = run_sets(&ours, &theirs, &masked, &[]);
     assert_exit(&out, 3);
     let case = only_case(&json_report(&out), &out);
     let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
@@ -539,8 +539,34 @@ fn an_output_too_large_to_normalize_is_an_error_where_rules_apply() {
     std::fs::write(&exact, "operand =\n[only]\n(none)\n").unwrap();
     let out = run_sets(&ours, &theirs, &exact, &[]);
     assert_exit(&out, 1);
-    let out = run_sets(&ours, &ours, &sorted, &[]);
+    let out = run_sets(&ours, &ours, &masked, &[]);
     assert_exit(&out, 0);
+}
+
+#[test]
+fn lines_too_many_to_sort_in_memory_are_compared_as_a_set() {
+    // Where sorting lines is the only rule, a large output in another order is
+    // still order-only, and one with a changed line still differs.
+    let dir = temp_dir();
+    let sorted = one_set_file(
+        dir.path(),
+        "[rule order]\nkind = sort-lines\nstream = stdout\n",
+    );
+    // 200,000 lines of 25 bytes: over the 4 MiB limit.
+    let up = "sh -c 'seq -f %024g 1 200000'";
+    let down = "sh -c 'seq -f %024g 200000 -1 1'";
+    let out = run_sets(up, down, &sorted, &["--runs", "2"]);
+    assert_exit(&out, 0);
+    let case = only_case(&json_report(&out), &out);
+    assert_eq!(case["verdict"]["kind"], "order-only", "{out}");
+    assert!(
+        case["notes"].to_string().contains("compared as a set"),
+        "{out}"
+    );
+    let out = run_sets(up, "sh -c 'seq -f %024g 2 200001'", &sorted, &[]);
+    assert_exit(&out, 1);
+    let out = run_sets(up, "sh -c 'seq -f %024g 1 200000; echo 1'", &sorted, &[]);
+    assert_exit(&out, 1);
 }
 
 #[test]

@@ -221,6 +221,23 @@ impl Judge<'_> {
         Ok((verdict, streams))
     }
 
+    /// Whether the stream has rules and all of them only sort its lines.
+    fn only_sorts_lines(&self, stream: Stream) -> bool {
+        let rules = self.rules.for_stream(stream);
+        !rules.is_empty()
+            && rules
+                .iter()
+                .all(|r| matches!(r.kind, crate::normalize::RuleKind::SortLines))
+    }
+
+    /// The first sorting rule in force on the stream, for the tally.
+    fn sort_rule_name(&self, stream: Stream) -> String {
+        self.rules
+            .for_stream(stream)
+            .first()
+            .map_or_else(String::new, |r| r.name.clone())
+    }
+
     /// Normalizes with every rule for the stream, or only with the sorting rules.
     fn normalize(&self, raw: &[u8], stream: Stream, only_reorders: bool) -> Normalized {
         let mut fired = Vec::new();
@@ -259,7 +276,29 @@ impl Judge<'_> {
                     return Ok(result(StreamVerdict::Identical, Vec::new(), None));
                 }
                 let diff = first_difference_of_files(ours, theirs)?;
-                if !self.rules.for_stream(stream).is_empty() {
+                if self.only_sorts_lines(stream) {
+                    // Sorting lines is all the rules do: the same lines in any order
+                    // are equal, which a digest of the set of lines tells without
+                    // sorting anything in memory.
+                    if line_multiset(ours)? == line_multiset(theirs)? {
+                        self.tally.add(&[(self.sort_rule_name(stream), 1)]);
+                        self.notes.push(format!(
+                            "{}: larger than {} MiB, so its lines were compared as a set (with counts) instead of sorted",
+                            stream.name(),
+                            NORMALIZE_CAP >> 20
+                        ));
+                        return Ok(result(
+                            StreamVerdict::OrderOnly,
+                            vec![format!("(the first difference, before sorting)\n{diff}")],
+                            None,
+                        ));
+                    }
+                    self.notes.push(format!(
+                        "{}: larger than {} MiB; its lines differ as a set, not only in order; the first raw difference is shown",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                } else if !self.rules.for_stream(stream).is_empty() {
                     // The rules might have made them equal: never call that a difference.
                     self.unjudgeable.get_or_insert(format!(
                         "{} is larger than {} MiB, too large to normalize in memory, and rules apply to it; raw, it differs:\n{diff}",
@@ -398,6 +437,13 @@ impl Judge<'_> {
                     hasher.update(b"text");
                     hasher.update(Sha256::digest(&normalized));
                     texts[slot] = Some(normalized);
+                }
+                Loaded::TooLarge if self.only_sorts_lines(stream) => {
+                    let (count, sum, ends) = line_multiset(path)?;
+                    hasher.update(b"lines");
+                    hasher.update(count.to_le_bytes());
+                    hasher.update(sum.to_le_bytes());
+                    hasher.update([u8::from(ends)]);
                 }
                 Loaded::TooLarge => {
                     hasher.update(b"file");
@@ -595,6 +641,46 @@ fn load(path: &Path) -> io::Result<Loaded> {
     let mut text = Vec::new();
     file.take(NORMALIZE_CAP + 1).read_to_end(&mut text)?;
     Ok(Loaded::Text(text))
+}
+
+/// A file's lines as a multiset, read in blocks: how many, the wrapping sum of a
+/// 128-bit digest of each, and whether the last one ends with a newline (which
+/// sorting keeps). Two files with the same lines in any order give the same value.
+fn line_multiset(path: &Path) -> io::Result<(u64, u128, bool)> {
+    let mut file = File::open(path)?;
+    let mut buffer = vec![0u8; 1 << 16];
+    let (mut count, mut sum) = (0u64, 0u128);
+    let mut line = Sha256::new();
+    let mut open_line = false;
+    let mut add = |line: Sha256| {
+        let digest = line.finalize();
+        let mut low = [0u8; 16];
+        low.copy_from_slice(&digest[..16]);
+        count += 1;
+        sum = sum.wrapping_add(u128::from_le_bytes(low));
+    };
+    let mut last = None;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        last = Some(buffer[n - 1]);
+        for piece in buffer[..n].split_inclusive(|&b| b == b'\n') {
+            if let Some(body) = piece.strip_suffix(b"\n") {
+                line.update(body);
+                add(std::mem::take(&mut line));
+                open_line = false;
+            } else {
+                line.update(piece);
+                open_line = true;
+            }
+        }
+    }
+    if open_line {
+        add(line);
+    }
+    Ok((count, sum, last == Some(b'\n')))
 }
 
 /// Whether two files hold the same bytes, read side by side in blocks.
@@ -1272,6 +1358,25 @@ mod tests {
         assert!(same_contents(&path("a"), &path("b")).unwrap());
         assert!(!same_contents(&path("a"), &path("c")).unwrap());
         assert!(!same_contents(&path("a"), &path("d")).unwrap());
+    }
+
+    #[test]
+    fn lines_compare_as_a_multiset() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            line_multiset(&path).unwrap()
+        };
+        assert_eq!(set("a", "x\ny\ny\n"), set("b", "y\nx\ny\n"));
+        assert_ne!(set("c", "x\ny\n"), set("d", "x\ny\ny\n"));
+        assert_ne!(set("e", "x\ny\n"), set("f", "x\ny"));
+        assert_ne!(set("g", "xy\n"), set("h", "x\ny\n"));
+        let long = "z".repeat(200_000);
+        assert_eq!(
+            set("i", &format!("{long}\na\n")),
+            set("j", &format!("a\n{long}\n"))
+        );
     }
 
     #[test]
