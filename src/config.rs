@@ -330,17 +330,22 @@ fn distinct_names(trees: &mut [TreeSource]) {
 /// `--flagsets` (a path or a built-in name), or a file `--sets` names, or the
 /// built-in file named after the reference program (`dust`, `du`, `find`; `bfs`
 /// takes `find`'s), or `walk`.
-/// The built-in flag sets a program's file name points to: its own name, or a
-/// name it starts with before a `-`, `_` or `.` (`dust-old`, `du_9.4`); `bfs` takes
-/// `find`'s.
+/// The built-in flag sets a program's file name points to: the one built-in name
+/// among the parts of the name between `-`, `_` and `.` (`dust-old`, `du_9.4`,
+/// `new.dust`); `bfs` takes `find`'s. A name with two (`du-dust`) points nowhere.
 fn named_after(stem: &str) -> Option<&'static str> {
-    let found = flagset::builtin_names().chain(["bfs"]).find(|name| {
-        stem == *name
-            || stem
-                .strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with(['-', '_', '.']))
-    })?;
-    Some(if found == "bfs" { "find" } else { found })
+    let mut found: Vec<&'static str> = stem
+        .split(['-', '_', '.'])
+        .filter_map(|part| {
+            let part = if part == "bfs" { "find" } else { part };
+            flagset::builtin_names().find(|name| *name == part)
+        })
+        .collect();
+    found.dedup();
+    match found[..] {
+        [one] => Some(one),
+        _ => None,
+    }
 }
 
 fn flag_sets(
@@ -366,7 +371,7 @@ fn flag_sets(
                 Some(name) => flagset::builtin(name).expect("a built-in name"),
                 None => {
                     warnings.push(format!(
-                        "no built-in flag sets are named after the reference program `{stem}`, so the walk sets are used; name the right ones with --flagsets (built in: {})",
+                        "no one built-in flag-set file is named after the reference program `{stem}`, so the walk sets are used; name the right ones with --flagsets (built in: {})",
                         flagset::builtin_names().collect::<Vec<_>>().join(", ")
                     ));
                     flagset::builtin("walk").expect("the walk flag sets are built in")
@@ -472,5 +477,7 @@ mod tests {
         assert_eq!(named_after("dusty"), None);
         assert_eq!(named_after("fd"), None);
         assert_eq!(named_after("eqcheck-double"), None);
+        assert_eq!(named_after("new.dust"), Some("dust"));
+        assert_eq!(named_after("du-dust"), None, "two names: neither is sure");
     }
 }

@@ -153,6 +153,7 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
     }
     let mut section = Section::Header;
     let mut last_line = 0;
+    let mut header_lines: Vec<(String, usize)> = Vec::new();
     let finish_rule = |draft: RuleDraft, parsed: &mut FlagSetFile| {
         if parsed.rules.iter().any(|r| r.name == draft.name) {
             return Err(syntax_at(
@@ -230,6 +231,13 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
                 if RULE_KEYS.contains(&key.as_str()) {
                     return Err(syntax(misplaced_key(&key)));
                 }
+                // A key given twice would silently lose its first value.
+                if let Some((_, first)) = header_lines.iter().find(|(k, _)| *k == key) {
+                    return Err(syntax(format!(
+                        "`{key}` is given twice (first on line {first})"
+                    )));
+                }
+                header_lines.push((key.clone(), line));
                 header_key(&mut parsed, &key, value).map_err(&syntax)?;
             }
             Section::Rule(draft) => {
@@ -522,6 +530,16 @@ mod tests {
                 "{text:?}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn a_header_key_given_twice_is_refused() {
+        assert_eq!(
+            error_of("common = -a\ncommon = -b\n[g]\n-s\n"),
+            "x.sets:2: `common` is given twice (first on line 1)"
+        );
+        assert!(error_of("env.X = 1\nenv.X = 2\n[g]\n-s\n").contains("`env.X` is given twice"));
+        assert!(parse("x.sets", "env.X = 1\nenv.Y = 2\n[g]\n-s\n").is_ok());
     }
 
     #[test]

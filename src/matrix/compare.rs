@@ -565,10 +565,13 @@ impl Judge<'_> {
         // word of lines spread across the text: the rules may not hide a change in
         // more than half of those lines (a rule that hides a column, such as every
         // size). A few hidden places are allowed: a thread id, a timing.
+        // A text that is all tree path has no place outside it to change, and a
+        // change inside it always shows.
         let points = spread_points(&b, &root_spans(&b, self.root));
-        let hidden_everywhere = points
-            .iter()
-            .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
+        let hidden_everywhere = !points.is_empty()
+            && points
+                .iter()
+                .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
         if hidden_everywhere {
             return Ok(hidden(format!(
                 "the candidate's output with one byte changed (tried at {} places spread over it)",
