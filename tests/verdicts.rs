@@ -439,16 +439,14 @@ fn a_mask_over_every_size_of_du_style_lines_fails_the_trust_check() {
     );
 }
 
-#[test]
-fn a_mask_over_the_last_digit_of_every_size_fails_the_trust_check() {
-    // The walker's own output, `-a -b`, with one size off by one in the candidate:
-    // a mask over the last digit of every size would hide it.
+/// Runs eqcheck's walker against the double that alters one line's size, with
+/// one set and one rule, and checks the trust check fails the case.
+fn assert_rule_hides_a_walker_size(set: &str, rule: &str, altered_line: usize) {
     let dir = temp_dir();
     let sets = dir.path().join("sizes.sets");
-    let text = "[only]\n-a -b\n[rule last-digit]\nkind = mask\nstream = stdout\npattern = \\d\\t\nplaceholder = \"#\\t\"\n";
-    std::fs::write(&sets, text).unwrap();
+    std::fs::write(&sets, format!("[only]\n{set}\n{rule}")).unwrap();
     let reference = format!("{} walk --engine reference", env!("CARGO_BIN_EXE_eqcheck"));
-    let candidate = double("walk-alter-line 3 --engine fast");
+    let candidate = double(&format!("walk-alter-line {altered_line} --engine fast"));
     let out = run_sets(&reference, &candidate, &sets, &[]);
     assert_exit(&out, 3);
     let case = only_case(&json_report(&out), &out);
@@ -457,19 +455,18 @@ fn a_mask_over_the_last_digit_of_every_size_fails_the_trust_check() {
 }
 
 #[test]
+fn a_mask_over_the_last_digit_of_every_size_fails_the_trust_check() {
+    // `-a -b` with one size off by one in the candidate: a mask over the last
+    // digit of every size would hide it.
+    let rule = "[rule last-digit]\nkind = mask\nstream = stdout\npattern = \\d\\t\nplaceholder = \"#\\t\"\n";
+    assert_rule_hides_a_walker_size("-a -b", rule, 3);
+}
+
+#[test]
 fn a_mask_over_the_size_of_a_one_line_summary_fails_the_trust_check() {
     // `-s` prints one line; a mask over its size hides every real change.
-    let dir = temp_dir();
-    let sets = dir.path().join("summary.sets");
-    let text = "[only]\n-s\n[rule size]\nkind = mask\nstream = stdout\npattern = ^\\d+\n";
-    std::fs::write(&sets, text).unwrap();
-    let reference = format!("{} walk --engine reference", env!("CARGO_BIN_EXE_eqcheck"));
-    let candidate = double("walk-alter-line 1 --engine fast");
-    let out = run_sets(&reference, &candidate, &sets, &[]);
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("normalizers hide differences"), "{out}");
+    let rule = "[rule size]\nkind = mask\nstream = stdout\npattern = ^\\d+\n";
+    assert_rule_hides_a_walker_size("-s", rule, 1);
 }
 
 #[test]
