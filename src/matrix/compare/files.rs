@@ -1,0 +1,153 @@
+//! Captured output on disk: loading a stream when it is small enough to judge in
+//! memory, and comparing, hashing and counting lines of one that is not, always
+//! in blocks.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::NORMALIZE_CAP;
+
+/// A captured stream, in memory when it is small enough.
+pub(super) enum Loaded {
+    Text(Vec<u8>),
+    TooLarge,
+}
+
+pub(super) fn load(path: &Path) -> io::Result<Loaded> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() > NORMALIZE_CAP {
+        return Ok(Loaded::TooLarge);
+    }
+    let mut text = Vec::new();
+    file.take(NORMALIZE_CAP + 1).read_to_end(&mut text)?;
+    Ok(Loaded::Text(text))
+}
+
+/// A file's lines as a multiset, read in blocks: how many, the wrapping sum of a
+/// 128-bit digest of each, and whether the last one ends with a newline (which
+/// sorting keeps). Two files with the same lines in any order give the same value.
+pub(super) fn line_multiset(path: &Path) -> io::Result<(u64, u128, bool)> {
+    let mut file = File::open(path)?;
+    let mut buffer = vec![0u8; 1 << 16];
+    let (mut count, mut sum) = (0u64, 0u128);
+    let mut line = Sha256::new();
+    let mut open_line = false;
+    let mut add = |line: Sha256| {
+        let digest = line.finalize();
+        let mut low = [0u8; 16];
+        low.copy_from_slice(&digest[..16]);
+        count += 1;
+        sum = sum.wrapping_add(u128::from_le_bytes(low));
+    };
+    let mut last = None;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        last = Some(buffer[n - 1]);
+        for piece in buffer[..n].split_inclusive(|&b| b == b'\n') {
+            if let Some(body) = piece.strip_suffix(b"\n") {
+                line.update(body);
+                add(std::mem::take(&mut line));
+                open_line = false;
+            } else {
+                line.update(piece);
+                open_line = true;
+            }
+        }
+    }
+    if open_line {
+        add(line);
+    }
+    Ok((count, sum, last == Some(b'\n')))
+}
+
+/// Whether two files hold the same bytes, read side by side in blocks.
+pub fn same_contents(a: &Path, b: &Path) -> io::Result<bool> {
+    let (mut a, mut b) = (File::open(a)?, File::open(b)?);
+    if a.metadata()?.len() != b.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Reads until the buffer is full or the file ends; the count read.
+pub(super) fn read_full(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+/// The sha256 of a file, read in blocks.
+pub fn digest_file(path: &Path) -> io::Result<[u8; 32]> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hasher.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_compare_by_contents_across_block_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |n: &str| dir.path().join(n);
+        let big: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut other = big.clone();
+        *other.last_mut().unwrap() ^= 1;
+        std::fs::write(path("a"), &big).unwrap();
+        std::fs::write(path("b"), &big).unwrap();
+        std::fs::write(path("c"), &other).unwrap();
+        std::fs::write(path("d"), &big[1..]).unwrap();
+        assert!(same_contents(&path("a"), &path("b")).unwrap());
+        assert!(!same_contents(&path("a"), &path("c")).unwrap());
+        assert!(!same_contents(&path("a"), &path("d")).unwrap());
+    }
+
+    #[test]
+    fn lines_compare_as_a_multiset() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            line_multiset(&path).unwrap()
+        };
+        assert_eq!(set("a", "x\ny\ny\n"), set("b", "y\nx\ny\n"));
+        assert_ne!(set("c", "x\ny\n"), set("d", "x\ny\ny\n"));
+        assert_ne!(set("e", "x\ny\n"), set("f", "x\ny"));
+        assert_ne!(set("g", "xy\n"), set("h", "x\ny\n"));
+        let long = "z".repeat(200_000);
+        assert_eq!(
+            set("i", &format!("{long}\na\n")),
+            set("j", &format!("a\n{long}\n"))
+        );
+    }
+}

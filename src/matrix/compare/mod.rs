@@ -1,0 +1,633 @@
+//! Judging a case. Runs that did not complete are never compared. With `--runs`,
+//! each arm's runs are first compared with each other (after normalization), and
+//! an arm that disagrees with itself makes the case flaky. Then, per stream: raw
+//! bytes (equal: identical); the tree root rewritten to `{tree}` and the rules in
+//! force for the set's group and that stream (equal: order-only when sorting was
+//! all it took, else equal-after-normalization); otherwise differs, with a unified
+//! diff of the normalized text. Last comes the trust check: a copy of the
+//! candidate's output with one byte changed, and one with a line dropped, must
+//! still be judged different, or the normalizers hide differences and the case is
+//! an error.
+//!
+//! Memory stays bounded: outputs are files, a stream larger than
+//! [`NORMALIZE_CAP`] is compared by hash and its first difference found by
+//! streaming, and diffs of more than [`DIFF_CAP`] show the first difference only.
+//! Each limit that is hit is noted in the case.
+
+mod files;
+mod mutate;
+mod root;
+mod show;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::exec::Captured;
+use crate::normalize::{Rule, TREE_ROOT_RULE};
+use crate::outcome::{
+    ArmStatus, Fired, FlakyArm, Stream, StreamResult, StreamVerdict, Variant, Verdict,
+};
+pub use files::{digest_file, same_contents};
+use files::{line_multiset, load, Loaded};
+use mutate::{line_drop, mutated, root_spans, sampled_lines, spread_points, word_edges};
+use root::count;
+pub use root::rewrite_root;
+use show::{displaced, has_long_line, LONG_LINE};
+pub use show::{first_difference, first_difference_of_files, printable, unified_diff};
+
+/// Largest stream (per arm) that is loaded, normalized and diffed in memory. A
+/// canonical JSON document takes several times its size while it is rebuilt, and
+/// cases run in parallel: 4 MiB keeps a case well under 100 MB.
+pub const NORMALIZE_CAP: u64 = 4 << 20;
+
+/// Largest normalized text handed to the line diff; beyond it, the first
+/// difference is shown with context.
+pub const DIFF_CAP: usize = 2 << 20;
+
+/// Variants of a flaky arm shown with a diff from the first; the rest are listed.
+const VARIANT_DIFFS: usize = 5;
+
+/// The rules in force for one case (its group), by stream.
+pub struct CaseRules<'a> {
+    pub group: &'a str,
+    pub rules: &'a [Rule],
+}
+
+impl CaseRules<'_> {
+    fn for_stream(&self, stream: Stream) -> Vec<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| r.applies(self.group, stream))
+            .collect()
+    }
+}
+
+/// What judging a case found.
+pub struct Judged {
+    pub verdict: Verdict,
+    pub streams: Vec<StreamResult>,
+    pub fired: Vec<Fired>,
+    pub notes: Vec<String>,
+}
+
+/// Tallies of rules that changed something.
+#[derive(Default)]
+struct Tally(BTreeMap<String, usize>);
+
+impl Tally {
+    fn add(&mut self, fired: &[(String, usize)]) {
+        for (rule, times) in fired {
+            *self.0.entry(rule.clone()).or_default() += times;
+        }
+    }
+
+    fn into_fired(self) -> Vec<Fired> {
+        self.0
+            .into_iter()
+            .map(|(rule, times)| Fired { rule, times })
+            .collect()
+    }
+}
+
+/// A case's judge: the tree root, the rules, and what it has tallied so far.
+struct Judge<'a> {
+    root: &'a [u8],
+    rules: &'a CaseRules<'a>,
+    tally: Tally,
+    notes: Vec<String>,
+    /// Why the case cannot be judged, once something says so.
+    unjudgeable: Option<String>,
+}
+
+/// Compares every run two arms made of one case; `reference[0]` and
+/// `candidate[0]` are the runs compared with each other.
+pub fn judge(
+    reference: &[Captured],
+    candidate: &[Captured],
+    tree_root: &Path,
+    rules: &CaseRules,
+) -> Judged {
+    let mut judge = Judge {
+        root: tree_root.as_os_str().as_encoded_bytes(),
+        rules,
+        tally: Tally::default(),
+        notes: Vec::new(),
+        unjudgeable: None,
+    };
+    let verdict = judge.verdict(reference, candidate);
+    let (verdict, streams) = match verdict {
+        Ok(found) => found,
+        Err(err) => (
+            Verdict::Error {
+                reason: format!("cannot read the captured output: {err}"),
+            },
+            Vec::new(),
+        ),
+    };
+    Judged {
+        verdict,
+        streams,
+        fired: judge.tally.into_fired(),
+        notes: judge.notes,
+    }
+}
+
+impl Judge<'_> {
+    fn verdict(
+        &mut self,
+        reference: &[Captured],
+        candidate: &[Captured],
+    ) -> io::Result<(Verdict, Vec<StreamResult>)> {
+        for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
+            for (i, run) in runs.iter().enumerate() {
+                if !run.status.completed() || run.status.was_killed() {
+                    let which = if runs.len() > 1 {
+                        format!("{arm} arm (run {})", i + 1)
+                    } else {
+                        format!("{arm} arm")
+                    };
+                    let reason = format!("{which} {}", run.status.describe());
+                    return Ok((Verdict::Error { reason }, Vec::new()));
+                }
+            }
+        }
+        let mut flaky = Vec::new();
+        for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
+            let variants = self.variants(runs)?;
+            if variants.len() > 1 {
+                flaky.push(FlakyArm {
+                    arm: arm.to_string(),
+                    variants,
+                });
+            }
+        }
+        if let Some(reason) = self.unjudgeable.take() {
+            return Ok((Verdict::Error { reason }, Vec::new()));
+        }
+        if !flaky.is_empty() {
+            return Ok((Verdict::Flaky { arms: flaky }, Vec::new()));
+        }
+        let (ours, theirs) = (&reference[0], &candidate[0]);
+        let mut streams = Vec::new();
+        for (stream, a, b) in [
+            (Stream::Stdout, &ours.stdout, &theirs.stdout),
+            (Stream::Stderr, &ours.stderr, &theirs.stderr),
+        ] {
+            streams.push(self.stream(stream, a, b)?);
+        }
+        streams.push(compare_status(&ours.status, &theirs.status));
+        if let Some(reason) = self.unjudgeable.take() {
+            return Ok((Verdict::Error { reason }, streams));
+        }
+        let verdict = if streams.iter().any(|s| s.verdict == StreamVerdict::Differs) {
+            Verdict::Differs
+        } else if streams
+            .iter()
+            .any(|s| s.verdict == StreamVerdict::EqualAfterNormalization)
+        {
+            Verdict::EqualAfterNormalization
+        } else if streams
+            .iter()
+            .any(|s| s.verdict == StreamVerdict::OrderOnly)
+        {
+            Verdict::OrderOnly
+        } else {
+            Verdict::Identical
+        };
+        for (stream, a, b) in [
+            (Stream::Stdout, &ours.stdout, &theirs.stdout),
+            (Stream::Stderr, &ours.stderr, &theirs.stderr),
+        ] {
+            if let Some(hidden) = self.hides_differences(stream, a, b)? {
+                return Ok((Verdict::Error { reason: hidden }, streams));
+            }
+        }
+        Ok((verdict, streams))
+    }
+
+    /// Whether the stream has rules and all of them only sort its lines.
+    fn only_sorts_lines(&self, stream: Stream) -> bool {
+        let rules = self.rules.for_stream(stream);
+        !rules.is_empty()
+            && rules
+                .iter()
+                .all(|r| matches!(r.kind, crate::normalize::RuleKind::SortLines))
+    }
+
+    /// The first sorting rule in force on the stream, for the tally.
+    fn sort_rule_name(&self, stream: Stream) -> String {
+        self.rules
+            .for_stream(stream)
+            .first()
+            .map_or_else(String::new, |r| r.name.clone())
+    }
+
+    /// Normalizes with every rule for the stream, or only with the sorting rules.
+    fn normalize(&self, raw: &[u8], stream: Stream, only_reorders: bool) -> Normalized {
+        let mut fired = Vec::new();
+        let rooted = rewrite_root(raw, self.root);
+        if rooted.as_slice() != raw {
+            let times = count(raw, self.root);
+            fired.push((TREE_ROOT_RULE.to_string(), times));
+        }
+        let mut text = rooted;
+        for rule in self.rules.for_stream(stream) {
+            if only_reorders && !rule.kind.only_reorders() {
+                continue;
+            }
+            let (out, times) = rule.apply(&text);
+            if times > 0 {
+                fired.push((rule.name.clone(), times));
+                text = out;
+            }
+        }
+        Normalized { text, fired }
+    }
+
+    fn stream(&mut self, stream: Stream, ours: &Path, theirs: &Path) -> io::Result<StreamResult> {
+        let result = |verdict, displaced, diff| StreamResult {
+            stream,
+            verdict,
+            displaced,
+            diff,
+        };
+        let (a, b) = (load(ours)?, load(theirs)?);
+        let (a, b) = match (a, b) {
+            (Loaded::Text(a), Loaded::Text(b)) => (a, b),
+            _ => {
+                // Too large to normalize: compare by hash, show the first difference.
+                if same_contents(ours, theirs)? {
+                    return Ok(result(StreamVerdict::Identical, Vec::new(), None));
+                }
+                let diff = first_difference_of_files(ours, theirs)?;
+                if self.only_sorts_lines(stream) {
+                    // Sorting lines is all the rules do: the same lines in any order
+                    // are equal, which a digest of the set of lines tells without
+                    // sorting anything in memory.
+                    if line_multiset(ours)? == line_multiset(theirs)? {
+                        self.tally.add(&[(self.sort_rule_name(stream), 1)]);
+                        self.notes.push(format!(
+                            "{}: larger than {} MiB, so its lines were compared as a set (with counts) instead of sorted",
+                            stream.name(),
+                            NORMALIZE_CAP >> 20
+                        ));
+                        return Ok(result(
+                            StreamVerdict::OrderOnly,
+                            vec![format!("(the first difference, before sorting)\n{diff}")],
+                            None,
+                        ));
+                    }
+                    self.notes.push(format!(
+                        "{}: larger than {} MiB; its lines differ as a set, not only in order; the first raw difference is shown",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                } else if !self.rules.for_stream(stream).is_empty() {
+                    // The rules might have made them equal: never call that a difference.
+                    self.unjudgeable.get_or_insert(format!(
+                        "{} is larger than {} MiB, too large to normalize in memory, and rules apply to it; raw, it differs:\n{diff}",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                } else {
+                    self.notes.push(format!(
+                        "{}: larger than {} MiB, so compared by hash and only its first difference shown",
+                        stream.name(),
+                        NORMALIZE_CAP >> 20
+                    ));
+                }
+                return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
+            }
+        };
+        if a == b {
+            return Ok(result(StreamVerdict::Identical, Vec::new(), None));
+        }
+        let (na, nb) = (
+            self.normalize(&a, stream, false),
+            self.normalize(&b, stream, false),
+        );
+        self.tally.add(&na.fired);
+        self.tally.add(&nb.fired);
+        if na.text != nb.text {
+            let diff = self.diff(stream, &na.text, &nb.text)?;
+            return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
+        }
+        let (ra, rb) = (rewrite_root(&a, self.root), rewrite_root(&b, self.root));
+        if ra != rb
+            && self.normalize(&a, stream, true).text == self.normalize(&b, stream, true).text
+        {
+            return Ok(result(StreamVerdict::OrderOnly, displaced(&ra, &rb), None));
+        }
+        Ok(result(
+            StreamVerdict::EqualAfterNormalization,
+            Vec::new(),
+            None,
+        ))
+    }
+
+    fn diff(&mut self, stream: Stream, ours: &[u8], theirs: &[u8]) -> io::Result<String> {
+        if ours.len().max(theirs.len()) > DIFF_CAP {
+            self.notes.push(format!(
+                "{}: normalized text larger than {} MiB, so only its first difference is shown",
+                stream.name(),
+                DIFF_CAP >> 20
+            ));
+            return Ok(first_difference(ours, theirs));
+        }
+        if has_long_line(ours) || has_long_line(theirs) {
+            self.notes.push(format!(
+                "{}: a line longer than {LONG_LINE} bytes, so only the first difference is shown, around where it is",
+                stream.name()
+            ));
+            return Ok(first_difference(ours, theirs));
+        }
+        Ok(unified_diff(ours, theirs))
+    }
+
+    /// The distinct outputs among one arm's runs, each with the runs that gave it.
+    fn variants(&mut self, runs: &[Captured]) -> io::Result<Vec<Variant>> {
+        if runs.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut seen: Vec<RunOutput> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut representative: Vec<usize> = Vec::new();
+        for (i, run) in runs.iter().enumerate() {
+            // Only digests are kept: a hundred runs that all differ must not hold a
+            // hundred texts. The diffs below load their two variants again.
+            let output = RunOutput {
+                stdout: None,
+                stderr: None,
+                ..self.run_output(run)?
+            };
+            match seen.iter().position(|s| s.digest == output.digest) {
+                Some(v) => members[v].push(i + 1),
+                None => {
+                    seen.push(output);
+                    members.push(vec![i + 1]);
+                    representative.push(i);
+                }
+            }
+        }
+        if seen.len() == 1 {
+            self.tally_run_to_run(runs)?;
+            return Ok(Vec::new());
+        }
+        if seen.iter().any(|s| s.over_cap_with_rules) {
+            self.unjudgeable.get_or_insert(format!(
+                "runs of one arm differ raw in a stream larger than {} MiB, too large to normalize in memory, though rules apply to it: whether the arm is flaky cannot be told",
+                NORMALIZE_CAP >> 20
+            ));
+            return Ok(Vec::new());
+        }
+        let first = self.run_output(&runs[representative[0]])?;
+        let mut variants = Vec::new();
+        for v in 0..seen.len() {
+            let diff = if v == 0 {
+                None
+            } else if v > VARIANT_DIFFS {
+                Some(format!(
+                    "(diffs are shown for the first {VARIANT_DIFFS} variants only)\n"
+                ))
+            } else {
+                let other = self.run_output(&runs[representative[v]])?;
+                Some(self.variant_diff(
+                    (&runs[representative[0]], &first),
+                    (&runs[representative[v]], &other),
+                )?)
+            };
+            variants.push(Variant {
+                runs: members[v].clone(),
+                status: runs[representative[v]].status.describe(),
+                diff,
+            });
+        }
+        Ok(variants)
+    }
+
+    /// One run's normalized streams (when small enough) and a digest of them and
+    /// its exit status.
+    fn run_output(&self, run: &Captured) -> io::Result<RunOutput> {
+        let mut hasher = Sha256::new();
+        let mut over_cap_with_rules = false;
+        let mut texts = [None, None];
+        for (slot, (stream, path)) in [(Stream::Stdout, &run.stdout), (Stream::Stderr, &run.stderr)]
+            .into_iter()
+            .enumerate()
+        {
+            match load(path)? {
+                Loaded::Text(raw) => {
+                    let normalized = self.normalize(&raw, stream, false).text;
+                    hasher.update(b"text");
+                    hasher.update(Sha256::digest(&normalized));
+                    texts[slot] = Some(normalized);
+                }
+                Loaded::TooLarge if self.only_sorts_lines(stream) => {
+                    let (count, sum, ends) = line_multiset(path)?;
+                    hasher.update(b"lines");
+                    hasher.update(count.to_le_bytes());
+                    hasher.update(sum.to_le_bytes());
+                    hasher.update([u8::from(ends)]);
+                }
+                Loaded::TooLarge => {
+                    hasher.update(b"file");
+                    hasher.update(digest_file(path)?);
+                    over_cap_with_rules |= !self.rules.for_stream(stream).is_empty();
+                }
+            }
+        }
+        hasher.update(run.status.describe().as_bytes());
+        let [stdout, stderr] = texts;
+        Ok(RunOutput {
+            digest: hasher.finalize().into(),
+            stdout,
+            stderr,
+            over_cap_with_rules,
+        })
+    }
+
+    /// How one variant of a flaky arm differs from its first variant.
+    fn variant_diff(
+        &mut self,
+        (first_run, first): (&Captured, &RunOutput),
+        (other_run, other): (&Captured, &RunOutput),
+    ) -> io::Result<String> {
+        let mut text = String::new();
+        for (stream, a, b, path_a, path_b) in [
+            (
+                Stream::Stdout,
+                &first.stdout,
+                &other.stdout,
+                &first_run.stdout,
+                &other_run.stdout,
+            ),
+            (
+                Stream::Stderr,
+                &first.stderr,
+                &other.stderr,
+                &first_run.stderr,
+                &other_run.stderr,
+            ),
+        ] {
+            let part = match (a, b) {
+                (Some(a), Some(b)) if a == b => continue,
+                (Some(a), Some(b)) => self.diff(stream, a, b)?,
+                _ if same_contents(path_a, path_b)? => continue,
+                _ => first_difference_of_files(path_a, path_b)?,
+            };
+            let part = part
+                .strip_prefix("--- reference\n+++ candidate\n")
+                .unwrap_or(&part);
+            text.push_str(&format!(
+                "{}:\n--- variant 1\n+++ this variant\n{part}",
+                stream.name()
+            ));
+        }
+        if first_run.status != other_run.status {
+            text.push_str(&format!(
+                "exit status:\n-{}\n+{}\n",
+                first_run.status.describe(),
+                other_run.status.describe()
+            ));
+        }
+        Ok(text)
+    }
+
+    /// Runs that agree only after normalization still count the rules they needed.
+    fn tally_run_to_run(&mut self, runs: &[Captured]) -> io::Result<()> {
+        for (stream, path_of) in [
+            (
+                Stream::Stdout,
+                (|c: &Captured| &c.stdout) as fn(&Captured) -> &std::path::PathBuf,
+            ),
+            (Stream::Stderr, |c: &Captured| &c.stderr),
+        ] {
+            let Loaded::Text(first) = load(path_of(&runs[0]))? else {
+                continue;
+            };
+            for run in &runs[1..] {
+                if let Loaded::Text(other) = load(path_of(run))? {
+                    if other != first {
+                        let fired = self.normalize(&other, stream, false).fired;
+                        self.tally.add(&fired);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The trust check for one stream: `Some(reason)` when the rules in force judge
+    /// a mutated candidate output equal to the reference.
+    fn hides_differences(
+        &mut self,
+        stream: Stream,
+        ours: &Path,
+        theirs: &Path,
+    ) -> io::Result<Option<String>> {
+        let rules = self.rules.for_stream(stream);
+        // The tree-root rewrite alone cannot hide a change: it maps one whole path
+        // to one placeholder and leaves every other byte as it was.
+        if rules.is_empty() {
+            return Ok(None);
+        }
+        let (Loaded::Text(a), Loaded::Text(b)) = (load(ours)?, load(theirs)?) else {
+            return Ok(None);
+        };
+        let expected = self.normalize(&a, stream, false).text;
+        let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+        let hidden = |what: String| {
+            Some(format!(
+                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
+                stream.name(),
+                names.join(", ")
+            ))
+        };
+        // One-byte changes in two samples. Over the whole text, at letters and
+        // digits spread across it: the rules may not hide all of them (a rule that
+        // hides nearly everything). Line by line, at the first and last byte of every
+        // word of lines spread across the text: the rules may not hide a change in
+        // more than half of those lines (a rule that hides a column, such as every
+        // size). A few hidden places are allowed: a thread id, a timing.
+        // A text that is all tree path has no place outside it to change, and a
+        // change inside it always shows.
+        let points = spread_points(&b, &root_spans(&b, self.root));
+        let hidden_everywhere = !points.is_empty()
+            && points
+                .iter()
+                .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
+        if hidden_everywhere {
+            return Ok(hidden(format!(
+                "the candidate's output with one byte changed (tried at {} places spread over it)",
+                points.len()
+            )));
+        }
+        let lines = sampled_lines(&b);
+        if !lines.is_empty() {
+            let hiding: Vec<usize> = lines
+                .iter()
+                .filter(|(_, line)| self.hides_in_line(stream, line))
+                .map(|(number, _)| *number)
+                .collect();
+            if hiding.len() * 2 > lines.len() {
+                let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
+                return Ok(hidden(format!(
+                    "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
+                    hiding.len(),
+                    lines.len(),
+                    shown.join(", ")
+                )));
+            }
+        }
+        if let Some((line, dropped)) = line_drop(&b) {
+            if self.normalize(&dropped, stream, false).text == expected {
+                return Ok(hidden(format!(
+                    "the candidate's output with line {line} dropped"
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the rules hide a one-byte change at the first or last byte of any
+    /// word of one line, normalized on its own.
+    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> bool {
+        let expected = self.normalize(line, stream, false).text;
+        word_edges(line)
+            .into_iter()
+            .any(|at| self.normalize(&mutated(line, at), stream, false).text == expected)
+    }
+}
+
+struct Normalized {
+    text: Vec<u8>,
+    fired: Vec<(String, usize)>,
+}
+
+/// What one run gave, as flakiness compares it.
+struct RunOutput {
+    digest: [u8; 32],
+    stdout: Option<Vec<u8>>,
+    stderr: Option<Vec<u8>>,
+    /// A stream was too large to normalize though rules apply to it, so its
+    /// digest is of the raw bytes.
+    over_cap_with_rules: bool,
+}
+
+fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult {
+    let identical = reference == candidate;
+    StreamResult {
+        stream: Stream::Status,
+        verdict: if identical {
+            StreamVerdict::Identical
+        } else {
+            StreamVerdict::Differs
+        },
+        displaced: Vec::new(),
+        diff: (!identical)
+            .then(|| format!("-{}\n+{}\n", reference.describe(), candidate.describe())),
+    }
+}

@@ -1,0 +1,192 @@
+//! The trust check's mutations: where in a candidate's output one byte is changed
+//! (letters and digits spread over the text, outside the tree's path; the edges
+//! of words of lines spread over it), and the copy with a line dropped.
+
+/// Places in the text, and lines, where the trust check changes one byte.
+const MUTATION_POINTS: usize = 16;
+
+/// Above this size the trust check changes the whole text at fewer places, each
+/// of which normalizes the whole text again.
+const MUTATION_FULL_TEXT: usize = 1 << 20;
+
+/// Words per sampled line whose first and last bytes the trust check changes.
+const WORDS_PER_LINE: usize = 32;
+
+/// Where the tree's path stands in `text`, as `start..end` byte ranges.
+pub(super) fn root_spans(text: &[u8], root: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    if root.is_empty() {
+        return spans;
+    }
+    let mut at = 0;
+    while let Some(found) = super::root::find(&text[at..], root) {
+        let (start, end) = (at + found, at + found + root.len());
+        if super::root::stands_alone(text, start, end, root) {
+            spans.push(start..end);
+        }
+        at = end;
+    }
+    spans
+}
+
+/// Offsets of letters or digits spread evenly over `text` ([`MUTATION_POINTS`] of
+/// them, or 4 in a text over [`MUTATION_FULL_TEXT`], since each normalizes the whole
+/// text again), outside the tree's path (`skip`): a change there undoes the root
+/// rewrite and so always shows, which says nothing about the rules. Letters and
+/// digits, so that no rule may fairly call the change insignificant, as it may
+/// whitespace in JSON. An empty text has offset 0, where the change adds a byte.
+pub(super) fn spread_points(text: &[u8], skip: &[std::ops::Range<usize>]) -> Vec<usize> {
+    if text.is_empty() {
+        return vec![0];
+    }
+    let wanted = if text.len() > MUTATION_FULL_TEXT {
+        4
+    } else {
+        MUTATION_POINTS
+    };
+    let mut points: Vec<usize> = Vec::new();
+    for k in 0..wanted {
+        let from = text.len() * k / wanted;
+        let outside = |p: &usize| !skip.iter().any(|span| span.contains(p));
+        let found = (from..text.len())
+            .filter(outside)
+            .find(|&p| text[p].is_ascii_alphanumeric())
+            .or_else(|| {
+                (from..text.len())
+                    .filter(outside)
+                    .find(|&p| text[p] != b'\n')
+            });
+        if let Some(at) = found.filter(|at| !points.contains(at)) {
+            points.push(at);
+        }
+    }
+    points
+}
+
+/// Up to [`MUTATION_POINTS`] lines spread evenly over `text` that hold a letter or
+/// digit, each with its number (from 1) and its newline.
+pub(super) fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
+    let lines: Vec<(usize, &[u8])> = text
+        .split_inclusive(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| line.iter().any(u8::is_ascii_alphanumeric))
+        .collect();
+    let step = lines.len().div_ceil(MUTATION_POINTS).max(1);
+    lines.into_iter().step_by(step).collect()
+}
+
+/// The first and last byte of each word (a run of letters and digits) of a line;
+/// of a line with more than [`WORDS_PER_LINE`] words, of that many spread evenly
+/// over it, the last word included.
+pub(super) fn word_edges(line: &[u8]) -> Vec<usize> {
+    let mut words = Vec::new();
+    let mut at = 0;
+    while at < line.len() {
+        if !line[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < line.len() && line[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        words.push((start, at - 1));
+    }
+    let picked: Vec<(usize, usize)> = if words.len() <= WORDS_PER_LINE {
+        words
+    } else {
+        (0..WORDS_PER_LINE)
+            .map(|k| words[k * (words.len() - 1) / (WORDS_PER_LINE - 1)])
+            .collect()
+    };
+    let mut edges = Vec::new();
+    for (first, last) in picked {
+        edges.push(first);
+        if last != first {
+            edges.push(last);
+        }
+    }
+    edges
+}
+
+/// `text` with the byte at `at` changed to another letter or digit (or, past the
+/// end, with a byte added).
+pub(super) fn mutated(text: &[u8], at: usize) -> Vec<u8> {
+    let mut copy = text.to_vec();
+    match copy.get_mut(at) {
+        None => copy.push(b'x'),
+        Some(byte) => {
+            *byte = match *byte {
+                b'9' => b'0',
+                b'z' => b'a',
+                b'Z' => b'A',
+                b if b.is_ascii_alphanumeric() => b + 1,
+                b'x' => b'y',
+                _ => b'x',
+            }
+        }
+    }
+    copy
+}
+
+/// A copy of `text` without its middle line, with that line's number.
+pub(super) fn line_drop(text: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let middle = lines.len() / 2;
+    let kept: Vec<u8> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != middle)
+        .flat_map(|(_, l)| l.iter().copied())
+        .collect();
+    Some((middle + 1, kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutations_change_letters_and_digits() {
+        let text = b"12\t{tree}/a\n7\t{tree}\n";
+        for at in spread_points(text, &[]) {
+            let copy = mutated(text, at);
+            assert_ne!(copy[at], text[at]);
+            assert!(copy[at].is_ascii_alphanumeric());
+            assert_eq!(copy.len(), text.len());
+        }
+        assert_eq!(word_edges(b"12\t{tree}/a\n"), vec![0, 1, 4, 7, 10]);
+        assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
+        assert_eq!(mutated(b"", spread_points(b"", &[])[0]), b"x");
+        let rooted = b"4\t/t/web/a\n";
+        let spans = root_spans(rooted, b"/t/web");
+        assert_eq!(spans, vec![2..8]);
+        assert!(spread_points(rooted, &spans)
+            .iter()
+            .all(|p| !(2..8).contains(p)));
+        let many: String = (0..100).map(|i| format!("w{i} ")).collect();
+        let edges = word_edges(many.as_bytes());
+        assert_eq!(edges.len(), 2 * WORDS_PER_LINE);
+        assert_eq!(
+            *edges.last().unwrap(),
+            many.len() - 2,
+            "the last word is changed too"
+        );
+    }
+
+    #[test]
+    fn lines_are_sampled_over_long_texts() {
+        let text: String = (0..1000).map(|i| format!("{i}\tpath\n")).collect();
+        let lines = sampled_lines(text.as_bytes());
+        assert!(
+            (MUTATION_POINTS - 1..=MUTATION_POINTS).contains(&lines.len()),
+            "{lines:?}"
+        );
+        assert_eq!(lines[0], (1, &b"0\tpath\n"[..]));
+        assert!(sampled_lines(b"--\n\n").is_empty());
+    }
+}

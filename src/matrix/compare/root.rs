@@ -1,0 +1,87 @@
+//! The one rewrite that is always on: the tree's path becomes `{tree}` wherever it
+//! stands as a whole path, and nowhere else.
+
+use super::super::plan::TREE_PLACEHOLDER;
+
+/// Replaces the tree's path with `{tree}` wherever it stands as a whole path
+/// prefix: not inside a longer name (`/t/web2` is not `/t/web`), and not as part of
+/// another path (`/x/t/web`).
+pub fn rewrite_root(bytes: &[u8], root: &[u8]) -> Vec<u8> {
+    if root.is_empty() {
+        return bytes.to_vec();
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], root) {
+        let start = at + found;
+        let end = start + root.len();
+        out.extend_from_slice(&bytes[at..start]);
+        if stands_alone(bytes, start, end, root) {
+            out.extend_from_slice(TREE_PLACEHOLDER.as_bytes());
+        } else {
+            out.extend_from_slice(root);
+        }
+        at = end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    out
+}
+
+/// How many times the root stands as a whole path in `bytes`.
+pub(super) fn count(bytes: &[u8], root: &[u8]) -> usize {
+    let mut times = 0;
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], root) {
+        let start = at + found;
+        let end = start + root.len();
+        times += usize::from(stands_alone(bytes, start, end, root));
+        at = end;
+    }
+    times
+}
+
+pub(super) fn stands_alone(bytes: &[u8], start: usize, end: usize, root: &[u8]) -> bool {
+    let before_ok = start == 0 || !continues_path(bytes[start - 1]);
+    let after_ok = end == bytes.len() || !continues_name(bytes[end]) || root.ends_with(b"/");
+    before_ok && after_ok
+}
+
+/// Bytes that would make a path before the root part of a longer path.
+fn continues_path(b: u8) -> bool {
+    b == b'/' || continues_name(b)
+}
+
+/// Bytes that would make the root's last name part of a longer name.
+fn continues_name(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'~' | b'+') || b >= 0x80
+}
+
+pub(super) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_becomes_a_placeholder_everywhere() {
+        assert_eq!(
+            rewrite_root(b"4\t/t/r/a\n8\t/t/r\n", b"/t/r"),
+            b"4\t{tree}/a\n8\t{tree}\n"
+        );
+        assert_eq!(count(b"4\t/t/r/a\n8\t/t/r2\n", b"/t/r"), 1);
+    }
+
+    #[test]
+    fn only_whole_paths_are_rewritten() {
+        assert_eq!(
+            rewrite_root(b"t/a t2/b xt/c t\n", b"t"),
+            b"{tree}/a t2/b xt/c {tree}\n"
+        );
+        assert_eq!(
+            rewrite_root(b"/x/t/web /t/web/a /t/web2", b"/t/web"),
+            b"/x/t/web {tree}/a /t/web2"
+        );
+    }
+}

@@ -1,0 +1,389 @@
+//! How differences are shown: unified diffs with a deadline and a cut, the first
+//! difference of texts of any size in a window around it, displaced lines of an
+//! order-only stream, and bytes made printable (not UTF-8 and control characters
+//! as `\xNN`).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use super::files::read_full;
+
+/// Lines of diff kept per stream; the rest is counted, not shown.
+const DIFF_LINES_SHOWN: usize = 400;
+
+/// Displaced lines shown for an order-only stream.
+const DISPLACED_SHOWN: usize = 3;
+
+/// A line longer than this is not shown whole: diffs show the text around its
+/// first difference instead.
+pub(super) const LONG_LINE: usize = 4096;
+
+/// Characters shown of a line around its first difference.
+const SHOWN_AROUND: usize = 200;
+
+/// The first lines that stand in different places in two texts holding the same
+/// lines.
+pub(super) fn displaced(ours: &[u8], theirs: &[u8]) -> Vec<String> {
+    let a: Vec<&[u8]> = ours.split(|&b| b == b'\n').collect();
+    let b: Vec<&[u8]> = theirs.split(|&b| b == b'\n').collect();
+    a.iter()
+        .zip(&b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .take(DISPLACED_SHOWN)
+        .map(|(i, (x, y))| {
+            format!(
+                "line {}: reference `{}`, candidate `{}`",
+                i + 1,
+                clipped(x),
+                clipped(y)
+            )
+        })
+        .collect()
+}
+
+/// Characters of a displaced line shown; a list of deep paths can run to pages.
+const DISPLACED_CHARS: usize = 160;
+
+/// A line as the report shows it: escaped, and cut with a count when long.
+fn clipped(line: &[u8]) -> String {
+    let shown = printable(line);
+    match shown.char_indices().nth(DISPLACED_CHARS) {
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &shown[..cut], line.len()),
+        None => shown,
+    }
+}
+
+/// Longest a diff may take to compute before similar settles for a coarser one.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A unified diff with three lines of context, reference as `-`, candidate as `+`.
+/// Bytes that are not UTF-8 are shown as `\xNN`, so a difference in them stays
+/// visible; a long diff is cut with a count, and a large one is computed against
+/// a deadline rather than in time that grows with the square of its size.
+pub fn unified_diff(reference: &[u8], candidate: &[u8]) -> String {
+    let ours = printable(reference);
+    let theirs = printable(candidate);
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(ours.as_str(), theirs.as_str());
+    let mut text = String::from("--- reference\n+++ candidate\n");
+    let mut shown = 0;
+    let mut left_out = 0;
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let body = hunk.to_string();
+        let lines = body.lines().count();
+        if shown + lines > DIFF_LINES_SHOWN {
+            // A first hunk too long to show whole is shown in part, so a long
+            // diff never comes out as a count alone.
+            if shown == 0 {
+                for line in body.lines().take(DIFF_LINES_SHOWN) {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                shown = DIFF_LINES_SHOWN;
+                left_out += lines - DIFF_LINES_SHOWN;
+            } else {
+                left_out += lines;
+            }
+            continue;
+        }
+        shown += lines;
+        text.push_str(&body);
+    }
+    if left_out > 0 {
+        text.push_str(&format!("… {left_out} more diff lines not shown\n"));
+    }
+    text
+}
+
+/// Lines of context kept before the first difference, and lines shown after it.
+const WINDOW_BEFORE: usize = 3;
+const WINDOW_AFTER: usize = 5;
+
+/// Bytes read on each side of the first difference to show it; lines reaching
+/// past that are shown cut.
+const WINDOW_BYTES: usize = 8192;
+
+/// The first difference between two texts in memory, shown as
+/// [`render_first_difference`] does.
+pub fn first_difference(ours: &[u8], theirs: &[u8]) -> String {
+    let at = ours
+        .iter()
+        .zip(theirs)
+        .position(|(a, b)| a != b)
+        .unwrap_or(ours.len().min(theirs.len()));
+    let line = 1 + ours[..at].iter().filter(|&&b| b == b'\n').count();
+    let from = at.saturating_sub(WINDOW_BYTES);
+    let window = |text: &[u8]| Window {
+        bytes: text[from..(at + WINDOW_BYTES).min(text.len())].to_vec(),
+        from,
+        to_end: at + WINDOW_BYTES >= text.len(),
+    };
+    render_first_difference(&window(ours), &window(theirs), line, at)
+}
+
+/// The first difference between two files of any size, found by reading both side
+/// by side in blocks; only a window around it is ever held in memory.
+pub fn first_difference_of_files(ours: &Path, theirs: &Path) -> io::Result<String> {
+    let (mut a, mut b) = (File::open(ours)?, File::open(theirs)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    let (mut offset, mut newlines) = (0usize, 0usize);
+    let at = loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        let common = n.min(m);
+        if let Some(p) = x[..common]
+            .iter()
+            .zip(&y[..common])
+            .position(|(p, q)| p != q)
+        {
+            newlines += x[..p].iter().filter(|&&c| c == b'\n').count();
+            break offset + p;
+        }
+        newlines += x[..common].iter().filter(|&&c| c == b'\n').count();
+        offset += common;
+        if n != m || n == 0 {
+            break offset;
+        }
+    };
+    let from = at.saturating_sub(WINDOW_BYTES);
+    let window = |path: &Path| -> io::Result<Window> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len() as usize;
+        file.seek(SeekFrom::Start(from as u64))?;
+        let mut bytes = Vec::new();
+        file.take((at - from + WINDOW_BYTES) as u64)
+            .read_to_end(&mut bytes)?;
+        Ok(Window {
+            bytes,
+            from,
+            to_end: at + WINDOW_BYTES >= len,
+        })
+    };
+    Ok(render_first_difference(
+        &window(ours)?,
+        &window(theirs)?,
+        newlines + 1,
+        at,
+    ))
+}
+
+/// The bytes of a text around its first difference: from offset `from`, and
+/// whether they reach the text's end.
+struct Window {
+    bytes: Vec<u8>,
+    from: usize,
+    to_end: bool,
+}
+
+/// Shows a first difference: up to [`WINDOW_BEFORE`] lines of context, then up to
+/// [`WINDOW_AFTER`] lines of each side from the line where they part, each long
+/// line cut around where the difference is. The windows agree up to `offset`, the
+/// difference, which is on line `line` of the whole texts.
+fn render_first_difference(ours: &Window, theirs: &Window, line: usize, offset: usize) -> String {
+    let at = offset - ours.from;
+    let line_start = ours.bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = at - line_start;
+    let mut text = format!(
+        "--- reference\n+++ candidate\n@@ first difference at line {line}, byte {offset}; the texts are not compared past it @@\n"
+    );
+    let before: Vec<&[u8]> = ours.bytes[..line_start]
+        .split_inclusive(|&b| b == b'\n')
+        .collect();
+    // The window's first line may begin before the window: leave it out.
+    let skip_partial = usize::from(ours.from > 0);
+    for context in before
+        .iter()
+        .skip(skip_partial)
+        .rev()
+        .take(WINDOW_BEFORE)
+        .rev()
+    {
+        text.push(' ');
+        text.push_str(&cut_around(context, 0, true));
+        text.push('\n');
+    }
+    let starts_whole = line_start > 0 || ours.from == 0;
+    for (prefix, side) in [('-', ours), ('+', theirs)] {
+        let lines: Vec<&[u8]> = side.bytes[line_start..]
+            .split_inclusive(|&b| b == b'\n')
+            .collect();
+        for (i, part) in lines.iter().take(WINDOW_AFTER).enumerate() {
+            let whole = (i > 0 || starts_whole) && (part.ends_with(b"\n") || side.to_end);
+            text.push(prefix);
+            text.push_str(&cut_around(part, if i == 0 { column } else { 0 }, whole));
+            text.push('\n');
+        }
+        if lines.is_empty() {
+            text.push_str(&format!("{prefix}(end of text)\n"));
+        } else if lines.len() > WINDOW_AFTER {
+            text.push_str(&format!("{prefix}…\n"));
+        }
+    }
+    text
+}
+
+/// A line (without its newline) as a report shows it: printable, and cut to about
+/// [`SHOWN_AROUND`] characters around `column` when it is long. `whole` says
+/// whether `line` is all of the line, or only the part in view.
+fn cut_around(line: &[u8], column: usize, whole: bool) -> String {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    if line.len() <= SHOWN_AROUND && whole {
+        return printable(line);
+    }
+    let from = column.saturating_sub(SHOWN_AROUND / 4).min(line.len());
+    let to = (from + SHOWN_AROUND).min(line.len());
+    let length = if whole {
+        format!("{} bytes in all", line.len())
+    } else {
+        format!("a line longer than the {} bytes in view", line.len())
+    };
+    format!(
+        "{}{}{} ({length})",
+        if from > 0 { "…" } else { "" },
+        printable(&line[from..to]),
+        if to < line.len() { "…" } else { "" },
+    )
+}
+
+/// Whether a text has a line too long to show whole.
+pub(super) fn has_long_line(text: &[u8]) -> bool {
+    text.split(|&b| b == b'\n')
+        .any(|line| line.len() > LONG_LINE)
+}
+
+/// Bytes as a report shows them: text that is not UTF-8 and control characters
+/// (but tabs and newlines) as `\xNN`, so an arm's output can neither hide a
+/// difference in them nor steer the reader's terminal.
+pub fn printable(bytes: &[u8]) -> String {
+    let escaped = crate::fixtures::names::escaped(bytes);
+    if !escaped
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\n')
+    {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len());
+    for c in escaped.chars() {
+        if c.is_control() && c != '\t' && c != '\n' {
+            match u8::try_from(u32::from(c)) {
+                Ok(byte) => out.push_str(&format!("\\x{byte:02x}")),
+                Err(_) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_that_are_not_utf8_stay_distinct() {
+        let diff = unified_diff(b"a\xffb\n", b"a\xfeb\n");
+        assert!(
+            diff.contains("-a\\xffb") && diff.contains("+a\\xfeb"),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_large_diff_is_cut_and_counted() {
+        let ours: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let theirs: String = (0..5000).map(|i| format!("line {}\n", i * 7)).collect();
+        let diff = unified_diff(ours.as_bytes(), theirs.as_bytes());
+        assert!(
+            diff.lines().count() <= DIFF_LINES_SHOWN + 3,
+            "{}",
+            diff.lines().count()
+        );
+        assert!(diff.contains("more diff lines not shown"), "{diff}");
+        assert!(
+            diff.lines().nth(2).is_some_and(|l| l.starts_with("@@")),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_dropped_line_shows_in_the_diff() {
+        let diff = unified_diff(b"1\ta\n2\tb\n3\tc\n", b"1\ta\n3\tc\n");
+        assert!(diff.contains("-2\tb"), "{diff}");
+        assert!(diff.starts_with("--- reference\n+++ candidate\n"), "{diff}");
+    }
+
+    #[test]
+    fn the_first_difference_comes_with_context() {
+        let ours: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let theirs = ours.replace("line 50\n", "line fifty\n");
+        let shown = first_difference(ours.as_bytes(), theirs.as_bytes());
+        assert!(shown.contains("first difference at line 51"), "{shown}");
+        assert!(shown.contains(" line 49\n-line 50\n"), "{shown}");
+        assert!(shown.contains("+line fifty\n+line 51\n"), "{shown}");
+        assert!(
+            shown.contains(" line 47\n") && !shown.contains("line 46"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_difference_in_one_huge_line_is_shown_cut_around_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = "a".repeat(3_000_000) + "X" + &"b".repeat(3_000_000);
+        let theirs = "a".repeat(3_000_000) + "Y" + &"b".repeat(3_000_000);
+        std::fs::write(dir.path().join("a"), &ours).unwrap();
+        std::fs::write(dir.path().join("b"), &theirs).unwrap();
+        let from_files =
+            first_difference_of_files(&dir.path().join("a"), &dir.path().join("b")).unwrap();
+        let in_memory = first_difference(ours.as_bytes(), theirs.as_bytes());
+        assert_eq!(from_files, in_memory);
+        assert!(from_files.len() < 1000, "{from_files}");
+        assert!(from_files.contains("line 1, byte 3000000"), "{from_files}");
+        assert!(
+            from_files.contains("aX") && from_files.contains("aY"),
+            "{from_files}"
+        );
+        assert!(
+            from_files.contains("(a line longer than the"),
+            "{from_files}"
+        );
+        let short = first_difference(b"x\nsame\nab\n", b"x\nsame\nac\n");
+        assert!(short.ends_with(" x\n same\n-ab\n+ac\n"), "{short}");
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(printable(b"a\x1b[2J\tb\n\x00"), "a\\x1b[2J\tb\n\\x00");
+        let diff = unified_diff(b"a\x1b\n", b"a\x07\n");
+        assert!(
+            diff.contains("-a\\x1b") && diff.contains("+a\\x07"),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn displaced_lines_are_clipped() {
+        let long = "d/".repeat(500);
+        let shown = displaced(
+            format!("{long}\nb\n").as_bytes(),
+            format!("b\n{long}\n").as_bytes(),
+        );
+        assert_eq!(shown.len(), 2);
+        assert!(shown[0].len() < 400, "{}", shown[0]);
+        assert!(shown[0].contains("… (1000 bytes in all)"), "{}", shown[0]);
+        assert!(
+            shown[1].starts_with("line 2: reference `b`"),
+            "{}",
+            shown[1]
+        );
+    }
+}
