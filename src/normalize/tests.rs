@@ -1,0 +1,206 @@
+//! Tests of the normalizer rules: what each does, what fires, and what is refused.
+
+use super::*;
+
+fn rule(keys: &[(&str, &str)]) -> Result<Rule, (usize, String)> {
+    RuleDraft {
+        name: "r".into(),
+        line: 1,
+        keys: keys
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| (k.to_string(), v.to_string(), i + 2))
+            .collect(),
+    }
+    .build()
+}
+
+fn applied(rule: &Rule, text: &str) -> (String, usize) {
+    let (out, count) = rule.apply(text.as_bytes());
+    (String::from_utf8(out).unwrap(), count)
+}
+
+#[test]
+fn sort_lines_counts_the_lines_that_moved() {
+    let r = rule(&[("kind", "sort-lines"), ("stream", "stdout")]).unwrap();
+    assert_eq!(applied(&r, "b\na\nc\n"), ("a\nb\nc\n".into(), 2));
+    assert_eq!(applied(&r, "a\nb\n"), ("a\nb\n".into(), 0));
+    assert_eq!(applied(&r, "b\na"), ("a\nb".into(), 2));
+}
+
+#[test]
+fn sort_items_sorts_only_the_captured_list() {
+    let r = rule(&[
+        ("kind", "sort-items"),
+        ("stream", "stderr"),
+        (
+            "pattern",
+            "^Did not have permissions for directories: (?P<items>.+)$",
+        ),
+        ("separator", ", "),
+    ])
+    .unwrap();
+    assert_eq!(
+        applied(
+            &r,
+            "x: c, a\nDid not have permissions for directories: /t/b, /t/a\n"
+        ),
+        (
+            "x: c, a\nDid not have permissions for directories: /t/a, /t/b\n".into(),
+            1
+        )
+    );
+}
+
+#[test]
+fn masks_count_their_matches() {
+    let r = rule(&[
+        ("kind", "mask"),
+        ("stream", "stderr"),
+        ("pattern", r"\(\d+\)"),
+        ("placeholder", "(<id>)"),
+    ])
+    .unwrap();
+    assert_eq!(
+        applied(
+            &r,
+            "thread 'main' (123) panicked\nthread 'x' (9) panicked\n"
+        ),
+        (
+            "thread 'main' (<id>) panicked\nthread 'x' (<id>) panicked\n".into(),
+            2
+        )
+    );
+}
+
+#[test]
+fn nested_arrays_sort_inside_out_whatever_order_the_pointers_come_in() {
+    let r = rule(&[
+        ("kind", "json"),
+        ("stream", "stdout"),
+        ("sort-arrays", "/children, /children/*/children"),
+    ])
+    .unwrap();
+    let one = r#"{"children":[{"children":[2,1]},{"children":[1,3]}]}"#;
+    let two = r#"{"children":[{"children":[3,1]},{"children":[1,2]}]}"#;
+    assert_eq!(applied(&r, one).0, applied(&r, two).0);
+}
+
+#[test]
+fn json_sorts_keys_and_the_arrays_named() {
+    let r = rule(&[
+        ("kind", "json"),
+        ("stream", "stdout"),
+        ("sort-arrays", "/children, /children/*/children"),
+    ])
+    .unwrap();
+    let (out, count) = applied(
+        &r,
+        r#"{"size":1,"name":"t","children":[{"name":"b","children":[3,1]},{"name":"a"}]}"#,
+    );
+    let (swapped, _) = applied(
+        &r,
+        r#"{"children":[{"name":"a"},{"children":[1,3],"name":"b"}],"name":"t","size":1}"#,
+    );
+    assert_eq!(count, 1);
+    assert_eq!(out, swapped, "the same document in any order is one text");
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(value["children"][0]["children"], serde_json::json!([1, 3]));
+    assert!(out.find("\"children\"").unwrap() < out.find("\"name\"").unwrap());
+    let unsorted = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+    assert_ne!(
+        applied(&unsorted, "[1,2]").0,
+        applied(&unsorted, "[2,1]").0,
+        "arrays keep their order unless named"
+    );
+    assert_eq!(applied(&r, "not json\n"), ("not json\n".into(), 0));
+}
+
+#[test]
+fn json_prints_the_canonical_form() {
+    let r = rule(&[
+        ("kind", "json"),
+        ("stream", "stdout"),
+        ("sort-arrays", "/list"),
+    ])
+    .unwrap();
+    let canonical = "{\n  \"a\": [\n    2,\n    1\n  ],\n  \"list\": [\n    \"x\",\n    \"y\"\n  ],\n  \"z\": 1.5\n}\n";
+    assert_eq!(
+        applied(&r, r#"{"z":1.5,"list":["y","x"],"a":[2,1]}"#),
+        (canonical.into(), 1)
+    );
+    assert_eq!(applied(&r, canonical), (canonical.into(), 0));
+}
+
+#[test]
+fn json_numbers_keep_every_digit() {
+    let r = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+    let (one, _) = applied(
+        &r,
+        r#"{"size": 18446744073709551616123, "t": 1.00000000000000001}"#,
+    );
+    let (other, _) = applied(
+        &r,
+        r#"{"size": 18446744073709551616999, "t": 1.00000000000000002}"#,
+    );
+    assert_ne!(one, other);
+    assert!(one.contains("18446744073709551616123"), "{one}");
+    assert!(one.contains("1.00000000000000001"), "{one}");
+}
+
+#[test]
+fn json_with_a_key_twice_is_left_as_it_is() {
+    let r = rule(&[("kind", "json"), ("stream", "stdout")]).unwrap();
+    for text in [
+        r#"{"a":1,"a":2}"#,
+        r#"{"a":7,"a":2}"#,
+        r#"[{"b":{"a":1,"c":0,"\u0061":2}}]"#,
+    ] {
+        assert_eq!(applied(&r, text), (text.into(), 0));
+    }
+    // The same key in different objects is no repeat.
+    assert_eq!(applied(&r, r#"[{"a":1},{"a":2}]"#).1, 1);
+}
+
+#[test]
+fn rules_that_would_hide_everything_are_refused() {
+    for pattern in [".*", "(?s).+", "[^\\n]+", "^.*$"] {
+        let err =
+            rule(&[("kind", "mask"), ("stream", "stdout"), ("pattern", pattern)]).unwrap_err();
+        assert!(
+            err.1.contains("hide every difference") || err.1.contains("empty text"),
+            "{pattern}: {err:?}"
+        );
+    }
+    let err = rule(&[
+        ("kind", "sort-items"),
+        ("stream", "stdout"),
+        ("pattern", "list: (.+)"),
+        ("separator", ","),
+    ])
+    .unwrap_err();
+    assert!(err.1.contains("named capture"), "{err:?}");
+    assert_eq!(
+        rule(&[("kind", "sorted"), ("stream", "stdout")])
+            .unwrap_err()
+            .0,
+        2
+    );
+    assert!(rule(&[("kind", "sort-lines")])
+        .unwrap_err()
+        .1
+        .contains("no `stream`"));
+}
+
+#[test]
+fn scope_is_by_group_and_stream() {
+    let r = rule(&[
+        ("kind", "sort-lines"),
+        ("stream", "stdout"),
+        ("groups", "json, sizes"),
+    ])
+    .unwrap();
+    assert!(r.applies("json", Stream::Stdout));
+    assert!(!r.applies("json", Stream::Stderr));
+    assert!(!r.applies("depth", Stream::Stdout));
+}
