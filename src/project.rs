@@ -241,6 +241,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
     }
     if let Some(user) = written.as_user {
         options.as_user = Some(match user.get_ref() {
+            toml::Value::String(name) if name.parse::<u32>().is_err() && !user_exists(name) => {
+                return Err(at(user.span(), format!("as_user `{name}`: no such user")));
+            }
             toml::Value::String(name) => name.clone(),
             toml::Value::Integer(uid) if *uid >= 0 => uid.to_string(),
             _ => {
@@ -585,6 +588,18 @@ fn running_as_root() -> bool {
 #[cfg(not(unix))]
 fn running_as_root() -> bool {
     false
+}
+
+/// Whether the system's user database knows the name.
+#[cfg(unix)]
+fn user_exists(name: &str) -> bool {
+    uzers::get_user_by_name(name).is_some()
+}
+
+/// Elsewhere `as_user` is never used, so any name passes.
+#[cfg(not(unix))]
+fn user_exists(_name: &str) -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -88,6 +88,11 @@ fn mistakes_are_reported_at_their_line_and_column() {
             "guard = \"full\"",
             "eqcheck.toml:1:9: guard `full`: expected metadata, content or off",
         ),
+        #[cfg(unix)]
+        (
+            "\nas_user = \"no-such-user-here\"",
+            "eqcheck.toml:2:11: as_user `no-such-user-here`: no such user",
+        ),
         (
             "as_user = -1",
             "eqcheck.toml:1:11: `as_user` must be a user name or a uid",
