@@ -100,6 +100,8 @@ struct Judge<'a> {
     notes: Vec<String>,
     /// Why the case cannot be judged, once something says so.
     unjudgeable: Option<String>,
+    /// The first stream whose rules the trust check caught hiding a difference.
+    hiding: Option<String>,
 }
 
 /// Compares every run two arms made of one case; `reference[0]` and
@@ -116,6 +118,7 @@ pub fn judge(
         tally: Tally::default(),
         notes: Vec::new(),
         unjudgeable: None,
+        hiding: None,
     };
     let verdict = judge.verdict(reference, candidate);
     let (verdict, streams) = match verdict {
@@ -197,15 +200,10 @@ impl Judge<'_> {
         } else {
             Verdict::Identical
         };
-        for (stream, a, b) in [
-            (Stream::Stdout, &ours.stdout, &theirs.stdout),
-            (Stream::Stderr, &ours.stderr, &theirs.stderr),
-        ] {
-            if let Some(hidden) = self.hides_differences(stream, a, b)? {
-                return Ok((Verdict::Error { reason: hidden }, streams));
-            }
+        match self.hiding.take() {
+            Some(reason) => Ok((Verdict::Error { reason }, streams)),
+            None => Ok((verdict, streams)),
         }
-        Ok((verdict, streams))
     }
 
     /// Whether the stream has rules and all of them only sort its lines.
@@ -302,6 +300,11 @@ impl Judge<'_> {
                 return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
             }
         };
+        // The trust check runs on every compared stream, equal or not, while
+        // both texts are at hand.
+        if self.hiding.is_none() {
+            self.hiding = self.hides_differences(stream, &a, &b);
+        }
         if a == b {
             return Ok(result(StreamVerdict::Identical, Vec::new(), None));
         }
@@ -522,22 +525,14 @@ impl Judge<'_> {
 
     /// The trust check for one stream: `Some(reason)` when the rules in force judge
     /// a mutated candidate output equal to the reference.
-    fn hides_differences(
-        &mut self,
-        stream: Stream,
-        ours: &Path,
-        theirs: &Path,
-    ) -> io::Result<Option<String>> {
+    fn hides_differences(&self, stream: Stream, a: &[u8], b: &[u8]) -> Option<String> {
         let rules = self.rules.for_stream(stream);
         // The tree-root rewrite alone cannot hide a change: it maps one whole path
         // to one placeholder and leaves every other byte as it was.
         if rules.is_empty() {
-            return Ok(None);
+            return None;
         }
-        let (Loaded::Text(a), Loaded::Text(b)) = (load(ours)?, load(theirs)?) else {
-            return Ok(None);
-        };
-        let expected = self.normalize(&a, stream, false).text;
+        let expected = self.normalize(a, stream, false).text;
         let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
         let hidden = |what: String| {
             Some(format!(
@@ -554,18 +549,18 @@ impl Judge<'_> {
         // size). A few hidden places are allowed: a thread id, a timing.
         // A text that is all tree path has no place outside it to change, and a
         // change inside it always shows.
-        let points = spread_points(&b, &root_spans(&b, self.root));
+        let points = spread_points(b, &root_spans(b, self.root));
         let hidden_everywhere = !points.is_empty()
             && points
                 .iter()
-                .all(|&at| self.normalize(&mutated(&b, at), stream, false).text == expected);
+                .all(|&at| self.normalize(&mutated(b, at), stream, false).text == expected);
         if hidden_everywhere {
-            return Ok(hidden(format!(
+            return hidden(format!(
                 "the candidate's output with one byte changed (tried at {} places spread over it)",
                 points.len()
-            )));
+            ));
         }
-        let lines = sampled_lines(&b);
+        let lines = sampled_lines(b);
         if !lines.is_empty() {
             let hiding: Vec<usize> = lines
                 .iter()
@@ -574,22 +569,20 @@ impl Judge<'_> {
                 .collect();
             if hiding.len() * 2 > lines.len() {
                 let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
-                return Ok(hidden(format!(
+                return hidden(format!(
                     "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
                     hiding.len(),
                     lines.len(),
                     shown.join(", ")
-                )));
+                ));
             }
         }
-        if let Some((line, dropped)) = line_drop(&b) {
+        if let Some((line, dropped)) = line_drop(b) {
             if self.normalize(&dropped, stream, false).text == expected {
-                return Ok(hidden(format!(
-                    "the candidate's output with line {line} dropped"
-                )));
+                return hidden(format!("the candidate's output with line {line} dropped"));
             }
         }
-        Ok(None)
+        None
     }
 
     /// Whether the rules hide a one-byte change at the first or last byte of any
