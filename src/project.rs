@@ -298,7 +298,7 @@ pub fn merge(
         return Ok(given);
     };
     let used = file.what_the_run_uses(&given, self_check);
-    let merged = merge_unchecked(given, Some(file), self_check, as_root)?;
+    let merged = merge_unchecked(given, file, self_check, as_root)?;
     file.check(used)?;
     Ok(merged)
 }
@@ -306,13 +306,10 @@ pub fn merge(
 /// [`merge`] without looking at what the file's values name.
 fn merge_unchecked(
     given: Layer,
-    file: Option<&ProjectFile>,
+    file: &ProjectFile,
     self_check: bool,
     as_root: bool,
 ) -> Result<Layer, ProjectError> {
-    let Some(file) = file else {
-        return Ok(given);
-    };
     let chosen_here = command_line_chooses_flag_sets(&given);
     let ours = file.options.clone();
     let reference = given.reference.or(ours.reference.clone());

@@ -193,7 +193,7 @@ fn the_command_line_wins_key_by_key_and_replaces_the_tree_list() {
         runs: Some(3),
         ..Layer::default()
     };
-    let merged = merge_unchecked(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+    let merged = merge_unchecked(given, &file(BOTH_ARMS), false, false).unwrap();
     assert_eq!(merged.sets.as_deref(), Some("depth"));
     assert_eq!(merged.trees, strings(&["edge"]));
     assert_eq!(merged.runs, Some(3));
@@ -201,10 +201,9 @@ fn the_command_line_wins_key_by_key_and_replaces_the_tree_list() {
     assert_eq!(merged.guard.as_deref(), Some("off"));
     assert_eq!(merged.env, vec![("X".into(), "1".into())]);
     assert_eq!(merged.reference.as_deref(), Some("old -x"));
-    let from_file =
-        merge_unchecked(Layer::default(), Some(&file(BOTH_ARMS)), false, false).unwrap();
+    let from_file = merge_unchecked(Layer::default(), &file(BOTH_ARMS), false, false).unwrap();
     assert_eq!(from_file.trees, strings(&["basic", "web"]));
-    let alone = merge_unchecked(Layer::default(), None, false, false).unwrap();
+    let alone = merge(Layer::default(), None, false, false).unwrap();
     assert_eq!(alone, Layer::default());
 }
 
@@ -214,11 +213,11 @@ fn one_arm_on_the_command_line_replaces_only_that_arm() {
         candidate: Some("newer -x".into()),
         ..Layer::default()
     };
-    let merged = merge_unchecked(given, Some(&file(BOTH_ARMS)), false, false).unwrap();
+    let merged = merge_unchecked(given, &file(BOTH_ARMS), false, false).unwrap();
     assert_eq!(merged.reference.as_deref(), Some("old -x"));
     assert_eq!(merged.candidate.as_deref(), Some("newer -x"));
     // Under --self-check the reference runs against itself.
-    let checked = merge_unchecked(Layer::default(), Some(&file(BOTH_ARMS)), true, false).unwrap();
+    let checked = merge_unchecked(Layer::default(), &file(BOTH_ARMS), true, false).unwrap();
     assert_eq!(checked.reference.as_deref(), Some("old -x"));
     assert_eq!(checked.candidate, None);
 }
@@ -226,7 +225,7 @@ fn one_arm_on_the_command_line_replaces_only_that_arm() {
 #[test]
 fn a_file_with_one_arm_needs_the_other() {
     let half = file("reference = \"old\"");
-    let message = merge_unchecked(Layer::default(), Some(&half), false, false)
+    let message = merge_unchecked(Layer::default(), &half, false, false)
         .unwrap_err()
         .to_string();
     let expected =
@@ -236,7 +235,7 @@ fn a_file_with_one_arm_needs_the_other() {
         candidate: Some("new".into()),
         ..Layer::default()
     };
-    let merged = merge_unchecked(given, Some(&half), false, false).unwrap();
+    let merged = merge_unchecked(given, &half, false, false).unwrap();
     assert_eq!(merged.reference.as_deref(), Some("old"));
 }
 
@@ -247,21 +246,21 @@ fn a_flag_set_file_on_the_command_line_replaces_the_files_choice() {
         sets: Some("depth".into()),
         ..Layer::default()
     };
-    let merged = merge_unchecked(groups, Some(&ours), false, false).unwrap();
+    let merged = merge_unchecked(groups, &ours, false, false).unwrap();
     assert_eq!(merged.flagsets.as_deref(), Some("ci/du.sets"));
     assert_eq!(merged.sets.as_deref(), Some("depth"));
     let sets_file = Layer {
         sets: Some("other.sets".into()),
         ..Layer::default()
     };
-    let merged = merge_unchecked(sets_file, Some(&ours), false, false).unwrap();
+    let merged = merge_unchecked(sets_file, &ours, false, false).unwrap();
     assert_eq!(merged.flagsets, None);
     assert_eq!(merged.sets.as_deref(), Some("other.sets"));
     let named = Layer {
         flagsets: Some("walk".into()),
         ..Layer::default()
     };
-    let merged = merge_unchecked(named, Some(&ours), false, false).unwrap();
+    let merged = merge_unchecked(named, &ours, false, false).unwrap();
     assert_eq!(merged.flagsets.as_deref(), Some("walk"));
     assert_eq!(merged.sets, None);
 }
@@ -269,10 +268,10 @@ fn a_flag_set_file_on_the_command_line_replaces_the_files_choice() {
 #[test]
 fn the_files_user_is_left_out_under_as_root_and_when_not_root() {
     let ours = file("as_user = \"nobody\"");
-    let merged = merge_unchecked(Layer::default(), Some(&ours), false, true).unwrap();
+    let merged = merge_unchecked(Layer::default(), &ours, false, true).unwrap();
     assert_eq!(merged.as_user, None);
     let expected = running_as_root().then(|| "nobody".to_string());
-    let merged = merge_unchecked(Layer::default(), Some(&ours), false, false).unwrap();
+    let merged = merge_unchecked(Layer::default(), &ours, false, false).unwrap();
     assert_eq!(merged.as_user, expected);
 }
 
