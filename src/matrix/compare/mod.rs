@@ -15,9 +15,9 @@
 //! Each limit that is hit is noted in the case.
 
 mod files;
-mod mutate;
 mod root;
 mod show;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -32,7 +32,6 @@ use crate::outcome::{
 };
 pub use files::{digest_file, same_contents};
 use files::{line_multiset, load, Loaded};
-use mutate::{line_drop, mutated, root_spans, sampled_lines, spread_points, word_edges};
 use root::count;
 pub use root::rewrite_root;
 use show::{displaced, has_long_line, LONG_LINE};
@@ -521,77 +520,6 @@ impl Judge<'_> {
             }
         }
         Ok(())
-    }
-
-    /// The trust check for one stream: `Some(reason)` when the rules in force judge
-    /// a mutated candidate output equal to the reference.
-    fn hides_differences(&self, stream: Stream, a: &[u8], b: &[u8]) -> Option<String> {
-        let rules = self.rules.for_stream(stream);
-        // The tree-root rewrite alone cannot hide a change: it maps one whole path
-        // to one placeholder and leaves every other byte as it was.
-        if rules.is_empty() {
-            return None;
-        }
-        let expected = self.normalize(a, stream, false).text;
-        let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
-        let hidden = |what: String| {
-            Some(format!(
-                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
-                stream.name(),
-                names.join(", ")
-            ))
-        };
-        // One-byte changes in two samples. Over the whole text, at letters and
-        // digits spread across it: the rules may not hide all of them (a rule that
-        // hides nearly everything). Line by line, at the first and last byte of every
-        // word of lines spread across the text: the rules may not hide a change in
-        // more than half of those lines (a rule that hides a column, such as every
-        // size). A few hidden places are allowed: a thread id, a timing.
-        // A text that is all tree path has no place outside it to change, and a
-        // change inside it always shows.
-        let points = spread_points(b, &root_spans(b, self.root));
-        let hidden_everywhere = !points.is_empty()
-            && points
-                .iter()
-                .all(|&at| self.normalize(&mutated(b, at), stream, false).text == expected);
-        if hidden_everywhere {
-            return hidden(format!(
-                "the candidate's output with one byte changed (tried at {} places spread over it)",
-                points.len()
-            ));
-        }
-        let lines = sampled_lines(b);
-        if !lines.is_empty() {
-            let hiding: Vec<usize> = lines
-                .iter()
-                .filter(|(_, line)| self.hides_in_line(stream, line))
-                .map(|(number, _)| *number)
-                .collect();
-            if hiding.len() * 2 > lines.len() {
-                let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
-                return hidden(format!(
-                    "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
-                    hiding.len(),
-                    lines.len(),
-                    shown.join(", ")
-                ));
-            }
-        }
-        if let Some((line, dropped)) = line_drop(b) {
-            if self.normalize(&dropped, stream, false).text == expected {
-                return hidden(format!("the candidate's output with line {line} dropped"));
-            }
-        }
-        None
-    }
-
-    /// Whether the rules hide a one-byte change at the first or last byte of any
-    /// word of one line, normalized on its own.
-    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> bool {
-        let expected = self.normalize(line, stream, false).text;
-        word_edges(line)
-            .into_iter()
-            .any(|at| self.normalize(&mutated(line, at), stream, false).text == expected)
     }
 }
 

@@ -1,6 +1,82 @@
-//! The trust check's mutations: where in a candidate's output one byte is changed
-//! (letters and digits spread over the text, outside the tree's path; the edges
-//! of words of lines spread over it), and the copy with a line dropped.
+//! The trust check: copies of a candidate's output with one byte changed (at
+//! letters and digits spread over the text, outside the tree's path; at the edges
+//! of words of lines spread over it) and with a line dropped must still be judged
+//! different from the reference, or the rules in force hide differences.
+
+use super::{Judge, Stream};
+
+impl Judge<'_> {
+    /// The trust check for one stream: `Some(reason)` when the rules in force judge
+    /// a mutated candidate output equal to the reference.
+    pub(super) fn hides_differences(&self, stream: Stream, a: &[u8], b: &[u8]) -> Option<String> {
+        let rules = self.rules.for_stream(stream);
+        // The tree-root rewrite alone cannot hide a change: it maps one whole path
+        // to one placeholder and leaves every other byte as it was.
+        if rules.is_empty() {
+            return None;
+        }
+        let expected = self.normalize(a, stream, false).text;
+        let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+        let hidden = |what: String| {
+            Some(format!(
+                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
+                stream.name(),
+                names.join(", ")
+            ))
+        };
+        // One-byte changes in two samples. Over the whole text, at letters and
+        // digits spread across it: the rules may not hide all of them (a rule that
+        // hides nearly everything). Line by line, at the first and last byte of every
+        // word of lines spread across the text: the rules may not hide a change in
+        // more than half of those lines (a rule that hides a column, such as every
+        // size). A few hidden places are allowed: a thread id, a timing.
+        // A text that is all tree path has no place outside it to change, and a
+        // change inside it always shows.
+        let points = spread_points(b, &root_spans(b, self.root));
+        let hidden_everywhere = !points.is_empty()
+            && points
+                .iter()
+                .all(|&at| self.normalize(&mutated(b, at), stream, false).text == expected);
+        if hidden_everywhere {
+            return hidden(format!(
+                "the candidate's output with one byte changed (tried at {} places spread over it)",
+                points.len()
+            ));
+        }
+        let lines = sampled_lines(b);
+        if !lines.is_empty() {
+            let hiding: Vec<usize> = lines
+                .iter()
+                .filter(|(_, line)| self.hides_in_line(stream, line))
+                .map(|(number, _)| *number)
+                .collect();
+            if hiding.len() * 2 > lines.len() {
+                let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
+                return hidden(format!(
+                    "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
+                    hiding.len(),
+                    lines.len(),
+                    shown.join(", ")
+                ));
+            }
+        }
+        if let Some((line, dropped)) = line_drop(b) {
+            if self.normalize(&dropped, stream, false).text == expected {
+                return hidden(format!("the candidate's output with line {line} dropped"));
+            }
+        }
+        None
+    }
+
+    /// Whether the rules hide a one-byte change at the first or last byte of any
+    /// word of one line, normalized on its own.
+    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> bool {
+        let expected = self.normalize(line, stream, false).text;
+        word_edges(line)
+            .into_iter()
+            .any(|at| self.normalize(&mutated(line, at), stream, false).text == expected)
+    }
+}
 
 /// Places in the text, and lines, where the trust check changes one byte.
 const MUTATION_POINTS: usize = 16;
@@ -13,7 +89,7 @@ const MUTATION_FULL_TEXT: usize = 1 << 20;
 const WORDS_PER_LINE: usize = 32;
 
 /// Where the tree's path stands in `text`, as `start..end` byte ranges.
-pub(super) fn root_spans(text: &[u8], root: &[u8]) -> Vec<std::ops::Range<usize>> {
+fn root_spans(text: &[u8], root: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut spans = Vec::new();
     if root.is_empty() {
         return spans;
@@ -35,7 +111,7 @@ pub(super) fn root_spans(text: &[u8], root: &[u8]) -> Vec<std::ops::Range<usize>
 /// rewrite and so always shows, which says nothing about the rules. Letters and
 /// digits, so that no rule may fairly call the change insignificant, as it may
 /// whitespace in JSON. An empty text has offset 0, where the change adds a byte.
-pub(super) fn spread_points(text: &[u8], skip: &[std::ops::Range<usize>]) -> Vec<usize> {
+fn spread_points(text: &[u8], skip: &[std::ops::Range<usize>]) -> Vec<usize> {
     if text.is_empty() {
         return vec![0];
     }
@@ -65,7 +141,7 @@ pub(super) fn spread_points(text: &[u8], skip: &[std::ops::Range<usize>]) -> Vec
 
 /// Up to [`MUTATION_POINTS`] lines spread evenly over `text` that hold a letter or
 /// digit, each with its number (from 1) and its newline.
-pub(super) fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
+fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
     let lines: Vec<(usize, &[u8])> = text
         .split_inclusive(|&b| b == b'\n')
         .enumerate()
@@ -79,7 +155,7 @@ pub(super) fn sampled_lines(text: &[u8]) -> Vec<(usize, &[u8])> {
 /// The first and last byte of each word (a run of letters and digits) of a line;
 /// of a line with more than [`WORDS_PER_LINE`] words, of that many spread evenly
 /// over it, the last word included.
-pub(super) fn word_edges(line: &[u8]) -> Vec<usize> {
+fn word_edges(line: &[u8]) -> Vec<usize> {
     let mut words = Vec::new();
     let mut at = 0;
     while at < line.len() {
@@ -112,7 +188,7 @@ pub(super) fn word_edges(line: &[u8]) -> Vec<usize> {
 
 /// `text` with the byte at `at` changed to another letter or digit (or, past the
 /// end, with a byte added).
-pub(super) fn mutated(text: &[u8], at: usize) -> Vec<u8> {
+fn mutated(text: &[u8], at: usize) -> Vec<u8> {
     let mut copy = text.to_vec();
     match copy.get_mut(at) {
         None => copy.push(b'x'),
@@ -131,7 +207,7 @@ pub(super) fn mutated(text: &[u8], at: usize) -> Vec<u8> {
 }
 
 /// A copy of `text` without its middle line, with that line's number.
-pub(super) fn line_drop(text: &[u8]) -> Option<(usize, Vec<u8>)> {
+fn line_drop(text: &[u8]) -> Option<(usize, Vec<u8>)> {
     let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
     if lines.is_empty() {
         return None;
