@@ -3,6 +3,7 @@
 //! command, folder, exit code, stdout and stderr when a check fails), and each other
 //! module tests one subcommand end to end.
 
+mod arms;
 mod corners;
 mod fixtures;
 mod flagsets;
@@ -10,6 +11,7 @@ mod guard;
 mod project;
 mod reports;
 mod run;
+mod trust;
 mod util;
 mod verdicts;
 mod walk;

@@ -13,14 +13,14 @@ use serde_json::Value;
 use crate::util::{assert_exit, run, set_mode, temp_dir, Output};
 
 /// The test double built beside eqcheck (tests/support/double.rs).
-fn double(request: &str) -> String {
+pub(crate) fn double(request: &str) -> String {
     format!("{} {request}", env!("CARGO_BIN_EXE_eqcheck-double"))
 }
 
 /// A flag-set file with one group `only` holding the empty set, then `rules`
 /// (`[rule NAME]` sections). The tree is not put on the arms' command lines: the
 /// double does not walk it, and `drop-every` would print its path as a line.
-fn one_set_file(dir: &Path, rules: &str) -> PathBuf {
+pub(crate) fn one_set_file(dir: &Path, rules: &str) -> PathBuf {
     let file = dir.join("one.sets");
     let text =
         format!("description = one set for the verdict tests\noperand =\n[only]\n(none)\n{rules}");
@@ -29,7 +29,7 @@ fn one_set_file(dir: &Path, rules: &str) -> PathBuf {
 }
 
 /// The line of `file` that starts with `start`, counted from 1.
-fn line_of(file: &Path, start: &str) -> usize {
+pub(crate) fn line_of(file: &Path, start: &str) -> usize {
     let text = std::fs::read_to_string(file).expect("the flag-set file reads");
     1 + text
         .lines()
@@ -48,7 +48,7 @@ fn counter_file(dir: &Path, name: &str) -> String {
 
 /// Runs the two arms over the `basic` tree with the flag-set file, its one case at
 /// a time, the JSON report on stdout and the text report on stderr.
-fn run_sets(reference: &str, candidate: &str, sets: &Path, rest: &[&str]) -> Output {
+pub(crate) fn run_sets(reference: &str, candidate: &str, sets: &Path, rest: &[&str]) -> Output {
     let sets = sets.to_string_lossy();
     let mut args = vec![
         "--ref", reference, "--cand", candidate, "--tree", "basic", "--sets", &sets, "-j", "1",
@@ -58,13 +58,13 @@ fn run_sets(reference: &str, candidate: &str, sets: &Path, rest: &[&str]) -> Out
     run(args)
 }
 
-fn json_report(out: &Output) -> Value {
+pub(crate) fn json_report(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e})\n{out}"))
 }
 
 /// The report's only case.
-fn only_case(report: &Value, out: &Output) -> Value {
+pub(crate) fn only_case(report: &Value, out: &Output) -> Value {
     let cases = report["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 1, "one case expected\n{out}");
     cases[0].clone()
@@ -80,7 +80,7 @@ fn stream<'a>(case: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} stream in {case:#}"))
 }
 
-fn text_report(out: &Output) -> String {
+pub(crate) fn text_report(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -387,221 +387,6 @@ fn an_arm_ended_by_sigkill_is_an_error_never_compared() {
         reason.starts_with("reference arm killed by signal 9"),
         "{out}"
     );
-}
-
-#[test]
-fn a_mask_that_hides_a_changed_size_fails_the_trust_check() {
-    let dir = temp_dir();
-    // Allowed when the file loads (it leaves most of an ordinary line alone), but
-    // on an output of sizes alone it masks everything.
-    let rule = "[rule sizes]\nkind = mask\nstream = stdout\npattern = [0-9]+\n";
-    let sets = one_set_file(dir.path(), rule);
-    let out = run_sets(
-        &double("print '4096\\n12\\n8\\n'"),
-        &double("print '4096\\n13\\n8\\n'"),
-        &sets,
-        &[],
-    );
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(case["verdict"]["kind"], "error", "{out}");
-    let reason = case["verdict"]["reason"].as_str().expect("a reason");
-    assert!(
-        reason.starts_with("normalizers hide differences: on stdout")
-            && reason.ends_with("after rules sizes"),
-        "{out}"
-    );
-    assert!(
-        text_report(&out).contains("normalizers hide differences"),
-        "{out}"
-    );
-}
-
-#[test]
-fn a_mask_over_every_size_of_du_style_lines_fails_the_trust_check() {
-    // Each line keeps its path, so a change sampled in a path is seen; but the
-    // mask hides the size at the start of every line, and so every real change.
-    let dir = temp_dir();
-    let rule = "[rule sizes]\nkind = mask\nstream = stdout\npattern = (?m)^[0-9]+\n";
-    let sets = one_set_file(dir.path(), rule);
-    let out = run_sets(
-        &double("print '4\\tweb/a/index.html\\n12\\tweb/a\\n8\\tweb/b/app.js\\n24\\tweb\\n'"),
-        &double("print '4\\tweb/a/index.html\\n13\\tweb/a\\n8\\tweb/b/app.js\\n25\\tweb\\n'"),
-        &sets,
-        &[],
-    );
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
-    assert!(
-        reason.contains("normalizers hide differences") && reason.contains("in a word of a line"),
-        "{out}"
-    );
-}
-
-/// Runs eqcheck's walker against the double that alters one line's size, with
-/// one set and one rule, and checks the trust check fails the case.
-fn assert_rule_hides_a_walker_size(set: &str, rule: &str, altered_line: usize) {
-    let dir = temp_dir();
-    let sets = dir.path().join("sizes.sets");
-    std::fs::write(&sets, format!("[only]\n{set}\n{rule}")).unwrap();
-    let reference = format!("{} walk --engine reference", env!("CARGO_BIN_EXE_eqcheck"));
-    let candidate = double(&format!("walk-alter-line {altered_line} --engine fast"));
-    let out = run_sets(&reference, &candidate, &sets, &[]);
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("normalizers hide differences"), "{out}");
-}
-
-#[test]
-fn a_mask_over_the_last_digit_of_every_size_fails_the_trust_check() {
-    // `-a -b` with one size off by one in the candidate: a mask over the last
-    // digit of every size would hide it.
-    let rule = "[rule last-digit]\nkind = mask\nstream = stdout\npattern = \\d\\t\nplaceholder = \"#\\t\"\n";
-    assert_rule_hides_a_walker_size("-a -b", rule, 3);
-}
-
-#[test]
-fn a_mask_over_the_size_of_a_one_line_summary_fails_the_trust_check() {
-    // `-s` prints one line; a mask over its size hides every real change.
-    let rule = "[rule size]\nkind = mask\nstream = stdout\npattern = ^\\d+\n";
-    assert_rule_hides_a_walker_size("-s", rule, 1);
-}
-
-#[test]
-fn a_mask_over_the_last_column_of_long_lines_fails_the_trust_check() {
-    // Lines of more words than the check changes one by one: the last column is
-    // still among them.
-    let dir = temp_dir();
-    let rule = "[rule size]\nkind = mask\nstream = stdout\npattern = (?m) \\d+$\n";
-    let sets = one_set_file(dir.path(), rule);
-    let words: String = (0..60).map(|i| format!("d{i}/")).collect();
-    let lines = |size: u32| -> String {
-        (0..4)
-            .map(|i| format!("{words}f{i} {}\\n", size + i))
-            .collect()
-    };
-    let out = run_sets(
-        &double(&format!("print '{}'", lines(100))),
-        &double(&format!("print '{}'", lines(900))),
-        &sets,
-        &[],
-    );
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("normalizers hide differences"), "{out}");
-}
-
-#[test]
-fn a_short_output_with_a_timing_masked_passes_the_trust_check() {
-    // Most of the first line is the timing, which the mask is there to hide; the
-    // other line is compared whole.
-    let dir = temp_dir();
-    let rule = "[rule timing]\nkind = mask\nstream = stdout\npattern = \\d+ ?(ns|us)\n";
-    let sets = one_set_file(dir.path(), rule);
-    let out = run_sets(
-        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
-        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
-        &sets,
-        &[],
-    );
-    assert_exit(&out, 0);
-    let out = run_sets(
-        &double("print 'took 987654321us\\nwalked 12 folders\\n'"),
-        &double("print 'took 12us\\nwalked 12 folders\\n'"),
-        &sets,
-        &[],
-    );
-    assert_exit(&out, 0);
-}
-
-#[test]
-fn an_output_too_large_to_normalize_is_an_error_where_rules_apply() {
-    // Over the in-memory limit a mask cannot run: "differs" could be wrong, so
-    // the case cannot be judged. Without a rule it is a plain difference.
-    let dir = temp_dir();
-    let masked = one_set_file(
-        dir.path(),
-        "[rule numbers]\nkind = mask\nstream = stdout\npattern = line [0-9]+\n",
-    );
-    let (ours, theirs) = (double("bytes 6M"), double("bytes 6M 10"));
-    let out = run_sets(&ours, &theirs, &masked, &[]);
-    assert_exit(&out, 3);
-    let case = only_case(&json_report(&out), &out);
-    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("too large to normalize"), "{out}");
-    let exact = dir.path().join("exact.sets");
-    std::fs::write(&exact, "operand =\n[only]\n(none)\n").unwrap();
-    let out = run_sets(&ours, &theirs, &exact, &[]);
-    assert_exit(&out, 1);
-    let out = run_sets(&ours, &ours, &masked, &[]);
-    assert_exit(&out, 0);
-}
-
-#[test]
-fn lines_too_many_to_sort_in_memory_are_compared_as_a_set() {
-    // Where sorting lines is the only rule, a large output in another order is
-    // still order-only, and one with a changed line still differs.
-    let dir = temp_dir();
-    let sorted = one_set_file(
-        dir.path(),
-        "[rule order]\nkind = sort-lines\nstream = stdout\n",
-    );
-    // 200,000 lines of 25 bytes: over the 4 MiB limit.
-    let up = "sh -c 'seq -f %024g 1 200000'";
-    let down = "sh -c 'seq -f %024g 200000 -1 1'";
-    let out = run_sets(up, down, &sorted, &["--runs", "2"]);
-    assert_exit(&out, 0);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(case["verdict"]["kind"], "order-only", "{out}");
-    assert!(
-        case["notes"].to_string().contains("compared as a set"),
-        "{out}"
-    );
-    let out = run_sets(up, "sh -c 'seq -f %024g 2 200001'", &sorted, &[]);
-    assert_exit(&out, 1);
-    let out = run_sets(up, "sh -c 'seq -f %024g 1 200000; echo 1'", &sorted, &[]);
-    assert_exit(&out, 1);
-}
-
-#[test]
-fn a_mask_over_a_thread_id_passes_the_trust_check() {
-    // The mask a panic message needs hides a few bytes of one line: allowed.
-    let dir = temp_dir();
-    let rule = "[rule thread-id]\nkind = mask\nstream = stdout\npattern = \\(\\d+\\) panicked\nplaceholder = (<id>) panicked\n";
-    let sets = one_set_file(dir.path(), rule);
-    let panic = |id: &str| {
-        double(&format!(
-            "print \"thread 'main' ({id}) panicked at src/main.rs:3:5:\\nboom\\nnote: run with RUST_BACKTRACE=1\\n\""
-        ))
-    };
-    let out = run_sets(&panic("123"), &panic("98765"), &sets, &[]);
-    assert_exit(&out, 0);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(
-        case["verdict"]["kind"], "equal-after-normalization",
-        "{out}"
-    );
-}
-
-#[test]
-fn a_mask_that_swallows_whole_lines_is_refused_when_the_file_loads() {
-    let dir = temp_dir();
-    for (pattern, why) in [
-        (".*", "pattern `.*` matches the empty text"),
-        (".+", "mask `.+` swallows the whole line"),
-    ] {
-        let rule = format!("[rule everything]\nkind = mask\nstream = both\npattern = {pattern}\n");
-        let sets = one_set_file(dir.path(), &rule);
-        let printer = double("print 'a\\n'");
-        let out = run_sets(&printer, &printer, &sets, &[]);
-        assert_exit(&out, 2);
-        let expected = format!("{}:{}: {why}", sets.display(), line_of(&sets, "pattern ="));
-        assert!(text_report(&out).contains(&expected), "{expected}\n{out}");
-        assert!(out.stdout.is_empty(), "no case ran\n{out}");
-    }
 }
 
 #[test]
