@@ -8,7 +8,9 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::util::{all_pass, is_root, reachable_by_others, set_mode, temp_dir, Case};
+use crate::util::{
+    all_pass, identical, is_root, reachable_by_others, set_mode, temp_dir, Case, Cmd,
+};
 use crate::walk::{
     agrees_with_du, all_cases, du, me, skip_without_du, unprivileged_arm, walk, ModeGuard,
 };
@@ -236,4 +238,58 @@ fn du_warnings_and_refusals_are_matched() {
         agrees_with_du(&gnu, &ours, b'\n'),
     ));
     all_pass(cases);
+}
+
+/// The fast engine on a pool of one thread: no stat job is ever taken by another
+/// worker, so every folder of a chain deeper than the bound on waiting folders is
+/// finished where it was listed. Under a descriptor limit far below the depth, the
+/// bound is what keeps the walk from running out of descriptors.
+#[test]
+fn a_chain_walked_by_one_thread_stays_within_a_small_descriptor_limit() {
+    let dir = temp_dir();
+    let root = dir.path().join("chain");
+    make_chain(&root, "300:1:10");
+    let reference = walk(&me(), "reference", "-a", &[&root]).output();
+    let fast = Cmd::new("prlimit")
+        .arg("--nofile=48:48")
+        .arg(crate::util::eqcheck())
+        .args(["walk", "--engine", "fast", "-a"])
+        .arg(&root)
+        .env("RAYON_NUM_THREADS", "1")
+        .output();
+    identical(&reference, &fast, b'\n').unwrap_or_else(|e| panic!("{e}"));
+    make_chain(&root, "0:1:0");
+}
+
+/// A folder whose listing takes several getdents64 batches but is small enough to
+/// be pipelined: the subfolders named only in later batches are entered after the
+/// stats come in, on a pool of one thread and on the default pool alike.
+#[test]
+fn subfolders_past_the_first_listing_batch_are_entered() {
+    let dir = temp_dir();
+    let root = dir.path().join("batches");
+    fs::create_dir(&root).unwrap();
+    // 200-byte names: about 290 fit in the 64 KiB listing buffer.
+    for i in 0..600 {
+        fs::write(root.join(format!("{i:0>200}")), b"x").unwrap();
+    }
+    for i in 0..12 {
+        let sub = root.join(format!("sub{i:0>197}"));
+        fs::create_dir_all(sub.join("inner")).unwrap();
+        fs::write(sub.join("inner").join("f"), vec![b'y'; 5000]).unwrap();
+    }
+    let reference = walk(&me(), "reference", "-a", &[&root]).output();
+    assert_eq!(
+        String::from_utf8_lossy(&reference.stdout)
+            .matches("/inner/f\n")
+            .count(),
+        12,
+        "{reference}"
+    );
+    for threads in ["1", "2"] {
+        let fast = walk(&me(), "fast", "-a", &[&root])
+            .env("RAYON_NUM_THREADS", threads)
+            .output();
+        identical(&reference, &fast, b'\n').unwrap_or_else(|e| panic!("{threads} thread(s): {e}"));
+    }
 }

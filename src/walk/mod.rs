@@ -132,13 +132,8 @@ pub(crate) fn should_descend(
 /// recurses once per folder level. Only what is used is ever committed.
 pub const DEEP_STACK: usize = 1 << 30;
 
-thread_local! {
-    static ON_DEEP_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `work` on a new thread with a [`DEEP_STACK`]. The fast engine walks such a
-/// thread's tree on the thread itself until a folder fans out, so a chain of
-/// folders never waits for a pool to start or hands work between threads.
+/// Runs `work` on a new thread with a [`DEEP_STACK`], for the count and the printing,
+/// which recurse once per folder level.
 pub fn spawn_deep<T: Send + 'static>(
     name: &str,
     work: impl FnOnce() -> T + Send + 'static,
@@ -146,17 +141,7 @@ pub fn spawn_deep<T: Send + 'static>(
     std::thread::Builder::new()
         .name(name.into())
         .stack_size(DEEP_STACK)
-        .spawn(move || {
-            ON_DEEP_STACK.set(true);
-            work()
-        })
-}
-
-/// Whether this thread was started by [`spawn_deep`]. Only Linux has a fast
-/// engine of its own so far; elsewhere `fast` runs the reference listing.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(crate) fn on_deep_stack() -> bool {
-    ON_DEEP_STACK.get()
+        .spawn(work)
 }
 
 /// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code
@@ -178,8 +163,10 @@ pub fn command(
     for _ in &empty {
         let _ = writeln!(stderr, "eqcheck walk: invalid zero-length file name");
     }
-    let listed = list(engine, &operands, list_options);
-    let accounted = du::account(&listed, du_options);
+    // Only the `eqcheck walk` process calls this, and it exits right after: freeing
+    // both trees entry by entry would cost a good part of what listing a chain does.
+    let listed = std::mem::ManuallyDrop::new(list(engine, &operands, list_options));
+    let accounted = std::mem::ManuallyDrop::new(du::account(&listed, du_options));
     let written = if json {
         serde_json::to_writer_pretty(&mut *stdout, &du::to_json(&accounted, du_options))
             .map_err(io::Error::from)

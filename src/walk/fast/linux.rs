@@ -4,10 +4,19 @@
 //! operand. Folders are spread over a work-stealing pool; a huge folder's stats are
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
-//! Descriptors: a folder with few subfolders opens them and closes itself before
-//! they are listed, so a chain of any depth holds one descriptor at a time; a folder
-//! with many subfolders stays open while the pool works through them. The soft
-//! limit is raised to the hard one once per process all the same.
+//! A chain of folders is pipelined over two threads: once the first `getdents64`
+//! batch of a small folder is in, the subfolders its `d_type`s name are opened and
+//! entered at once, while another worker finishes the listing (the call that meets
+//! the end), stats every entry and closes the folder. The stats still decide: a
+//! folder entered on its `d_type` whose stat says otherwise is dropped, and a folder
+//! whose `d_type` said nothing is entered once its stat is in.
+//!
+//! Descriptors: a folder with few subfolders opens them and hands itself to the
+//! stat job (or closes itself) before they are listed; at most
+//! [`PIPELINED_FOLDERS`] folders wait on stat jobs at once, so a chain of any depth
+//! holds a bounded number of descriptors. A folder with many subfolders stays open
+//! while the pool works through them. The soft limit is raised to the hard one once
+//! per process all the same.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -16,6 +25,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -34,6 +44,10 @@ const STAT_CHUNK: usize = 256;
 /// own descriptor. Keeping descriptors few matters beyond the limit: growing the
 /// descriptor table of a multi-threaded process waits for an RCU grace period.
 const OPEN_AHEAD: usize = 16;
+/// At most this many folders wait, open, for another worker to finish their listing
+/// and stats. Beyond it a folder is finished by the thread that listed it; the bound
+/// keeps the descriptor table below the size whose growth waits for RCU.
+const PIPELINED_FOLDERS: usize = 32;
 /// Worker stacks are large because the walk recurses once per folder level.
 const WORKER_STACK: usize = crate::walk::DEEP_STACK;
 
@@ -43,14 +57,8 @@ pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
         options,
         listed_once: Mutex::new(HashSet::new()),
     };
-    let walk = || operands.iter().map(|op| walker.operand(op)).collect();
-    // On a deep-stack thread the walk starts right here and enters the pool only
-    // where a folder fans out: a chain never pays for starting the pool's threads.
-    if crate::walk::on_deep_stack() {
-        walk()
-    } else {
-        pool().install(walk)
-    }
+    // Even a chain runs on the pool: its stat jobs are what the other workers take.
+    pool().install(|| operands.iter().map(|op| walker.operand(op)).collect())
 }
 
 /// Runs parallel work on the walk's pool (inline when already on it).
@@ -129,73 +137,153 @@ impl Walker {
     }
 
     fn folder(&self, fd: OwnedFd, root_dev: Option<u64>) -> Contents {
-        let (names, error) = read_names(&fd);
-        let follow = self.options.follow_symlinks;
-        let stat_one =
-            |(name, dtype): &(OsString, FileType)| stat_entry(&fd, name, follow, Some(*dtype));
-        let stats: Vec<Result<StatFields, StatError>> = if names.len() >= CHUNKED_FOLDER {
-            in_pool(|| {
-                names
-                    .par_chunks(STAT_CHUNK)
-                    .flat_map_iter(|chunk| chunk.iter().map(stat_one))
-                    .collect()
-            })
-        } else {
-            names.iter().map(stat_one).collect()
-        };
-        let mut entries: Vec<Entry> = names
-            .into_iter()
-            .zip(stats)
-            .map(|((name, _), stat)| Entry {
-                name,
-                stat,
-                contents: Contents::None,
-            })
-            .collect();
+        let listing = first_batch(&fd);
+        match self.may_pipeline(&listing) {
+            Some(slot) => self.pipelined(fd, listing, slot, root_dev),
+            None => self.unpipelined(fd, listing, root_dev),
+        }
+    }
+
+    /// Finishes the listing and stats it on this thread (or, for a huge folder, on
+    /// the pool), then enters the subfolders the stats name.
+    // Kept out of line: its locals would otherwise widen the frame of every level
+    // of a chain, which recurses through `folder`.
+    #[inline(never)]
+    fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
+        listing.finish(&fd);
+        let Listing { names, error, .. } = listing;
+        let stats = stat_all(&fd, &names, self.options.follow_symlinks);
+        let mut entries = unlisted_entries(names, stats);
         let subfolders: Vec<usize> = (0..entries.len())
-            .filter(|&i| {
-                let stat = &entries[i].stat;
-                stat.as_ref()
-                    .is_ok_and(|s| should_descend(s, root_dev, self.options))
-            })
+            .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
-        let open = |i: usize| {
-            let entry = &entries[i];
-            match &entry.stat {
-                Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
-                Err(_) => Opened::Settled(Contents::None),
-            }
+        self.enter_subfolders(fd, &mut entries, subfolders, root_dev);
+        Contents::Listed { entries, error }
+    }
+
+    /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
+    /// their contents.
+    fn enter_subfolders(
+        &self,
+        fd: OwnedFd,
+        entries: &mut [Entry],
+        indexes: Vec<usize>,
+        root_dev: Option<u64>,
+    ) {
+        let open = |entry: &Entry| match &entry.stat {
+            Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
+            Err(_) => Opened::Settled(Contents::None),
         };
-        let listed: Vec<Contents> = if subfolders.len() <= OPEN_AHEAD {
+        let listed: Vec<Contents> = if indexes.len() <= OPEN_AHEAD {
             // Open the few subfolders now and close this folder before entering
-            // them, so a chain of any depth holds one descriptor, not one per level.
-            let opened: Vec<Opened> = subfolders.iter().map(|&i| open(i)).collect();
+            // them, so a chain holds one descriptor here, not one per level.
+            let opened: Vec<Opened> = indexes.iter().map(|&i| open(&entries[i])).collect();
             drop(fd);
-            if opened.len() > 1 {
-                in_pool(|| {
-                    opened
-                        .into_par_iter()
-                        .map(|o| self.contents(o, root_dev))
-                        .collect()
-                })
-            } else {
-                opened
-                    .into_iter()
-                    .map(|o| self.contents(o, root_dev))
-                    .collect()
-            }
+            self.enter_all(opened, root_dev)
         } else {
+            let shared: &[Entry] = entries;
             in_pool(|| {
-                subfolders
+                indexes
                     .par_iter()
-                    .map(|&i| self.contents(open(i), root_dev))
+                    .map(|&i| self.contents(open(&shared[i]), root_dev))
                     .collect()
             })
         };
-        for (i, contents) in subfolders.into_iter().zip(listed) {
+        for (i, contents) in indexes.into_iter().zip(listed) {
             entries[i].contents = contents;
         }
+    }
+
+    /// A slot for pipelining this folder, when its subfolders can be told from
+    /// `d_type` alone: links are not followed (a followed link's target is known
+    /// only from its stat), `-x` is off (opening a folder on another device could
+    /// trigger an automount the stat would have avoided), the first batch is not
+    /// already a huge folder's, and it names few subfolders.
+    fn may_pipeline(&self, listing: &Listing) -> Option<PipelineSlot> {
+        if self.options.follow_symlinks || self.options.one_file_system {
+            return None;
+        }
+        if listing.names.len() >= CHUNKED_FOLDER || listing.error.is_some() {
+            return None;
+        }
+        let named_folders = listing.named_folders().count();
+        if named_folders > OPEN_AHEAD {
+            return None;
+        }
+        PipelineSlot::take()
+    }
+
+    /// Opens the subfolders `d_type` names and enters them on this thread while a
+    /// job, which another worker usually takes, finishes the listing, stats every
+    /// entry and closes the folder. Once both are done the stats decide which
+    /// listings stand.
+    fn pipelined(
+        &self,
+        fd: OwnedFd,
+        listing: Listing,
+        slot: PipelineSlot,
+        root_dev: Option<u64>,
+    ) -> Contents {
+        let named: Vec<usize> = listing.named_folders().collect();
+        let opened: Vec<Opened> = named
+            .iter()
+            .map(|&i| open_named_folder(&fd, &listing.names[i].0))
+            .collect();
+        let (listed, finished) = rayon::join(
+            || self.enter_all(opened, root_dev),
+            || {
+                let mut listing = listing;
+                listing.finish(&fd);
+                let Listing { names, error, .. } = listing;
+                let stats = stat_all(&fd, &names, false);
+                let entries = unlisted_entries(names, stats);
+                // Folders `d_type` did not name (DT_UNKNOWN, or a batch past the
+                // first) are entered once their stats are in, which needs the
+                // folder still open; otherwise it is closed here, off this chain.
+                let late: Vec<usize> = (0..entries.len())
+                    .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
+                    .collect();
+                let fd = (!late.is_empty()).then_some(fd);
+                drop(slot);
+                (entries, error, late, fd)
+            },
+        );
+        let (mut entries, error, late, fd) = finished;
+        // A listing made on `d_type` stands only where the stat agrees.
+        for (&i, contents) in named.iter().zip(listed) {
+            if self.enters(&entries[i], root_dev) {
+                entries[i].contents = contents;
+            }
+        }
+        if let Some(fd) = fd {
+            self.enter_subfolders(fd, &mut entries, late, root_dev);
+        }
         Contents::Listed { entries, error }
+    }
+
+    /// Whether an entry with these stat fields is a folder to enter.
+    fn enters(&self, entry: &Entry, root_dev: Option<u64>) -> bool {
+        entry
+            .stat
+            .as_ref()
+            .is_ok_and(|s| should_descend(s, root_dev, self.options))
+    }
+
+    /// Lists opened subfolders, spread over the pool when there are several.
+    fn enter_all(&self, opened: Vec<Opened>, root_dev: Option<u64>) -> Vec<Contents> {
+        if opened.len() > 1 {
+            in_pool(|| {
+                opened
+                    .into_par_iter()
+                    .map(|o| self.contents(o, root_dev))
+                    .collect()
+            })
+        } else {
+            opened
+                .into_iter()
+                .map(|o| self.contents(o, root_dev))
+                .collect()
+        }
     }
 }
 
@@ -205,36 +293,154 @@ enum Opened {
     Settled(Contents),
 }
 
-/// Every name in a folder with its `d_type`, in the order getdents64 returns them,
-/// and the error that cut the listing short.
-fn read_names(fd: &OwnedFd) -> (Vec<(OsString, FileType)>, Option<io::Error>) {
-    thread_local! {
-        // Listing finishes before any subfolder is entered, so one buffer per
-        // thread serves every folder that thread lists.
-        static BUFFER: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(vec![MaybeUninit::uninit(); LISTING_BUFFER]);
-    }
-    BUFFER.with_borrow_mut(|buffer| read_names_into(fd, buffer))
+/// A folder's names with their `d_type`s, in the order getdents64 returns them.
+struct Listing {
+    names: Vec<(OsString, FileType)>,
+    /// The error that cut the listing short.
+    error: Option<io::Error>,
+    /// Whether the end has not been met yet: the last call filled a batch, and only
+    /// a further call can say whether more follow.
+    more: bool,
 }
 
-fn read_names_into(
-    fd: &OwnedFd,
-    buffer: &mut [MaybeUninit<u8>],
-) -> (Vec<(OsString, FileType)>, Option<io::Error>) {
-    let mut dir = RawDir::new(fd, buffer);
-    let mut names = Vec::new();
-    while let Some(item) = dir.next() {
-        match item {
-            Ok(entry) => {
-                let name = entry.file_name().to_bytes();
-                if name == b"." || name == b".." {
-                    continue;
-                }
-                names.push((OsStr::from_bytes(name).to_os_string(), entry.file_type()));
-            }
-            Err(err) => return (names, Some(err.into())),
+impl Listing {
+    /// Indexes of the entries whose `d_type` says folder.
+    fn named_folders(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.names.len()).filter(|&i| self.names[i].1 == FileType::Directory)
+    }
+
+    /// Reads on from where the first batch stopped, to the end or an error.
+    fn finish(&mut self, fd: &OwnedFd) {
+        if self.more {
+            with_listing_buffer(|buffer| read_batches(fd, buffer, self, false));
         }
     }
-    (names, None)
+}
+
+/// The first getdents64 batch of a folder. A small folder's whole listing fits in
+/// it, but only a second call that returns nothing proves the end: a batch comes
+/// back short also when a signal is pending.
+fn first_batch(fd: &OwnedFd) -> Listing {
+    let mut listing = Listing {
+        names: Vec::new(),
+        error: None,
+        more: true,
+    };
+    with_listing_buffer(|buffer| read_batches(fd, buffer, &mut listing, true));
+    listing
+}
+
+fn with_listing_buffer<T>(read: impl FnOnce(&mut [MaybeUninit<u8>]) -> T) -> T {
+    thread_local! {
+        // A batch is copied out before anything else is listed on this thread, so
+        // one buffer per thread serves every folder that thread lists.
+        static BUFFER: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(vec![MaybeUninit::uninit(); LISTING_BUFFER]);
+    }
+    BUFFER.with_borrow_mut(|buffer| read(buffer))
+}
+
+/// Appends names from `fd`'s current position until the end, an error, or (with
+/// `first_only`) the end of the first batch, and records which of those it was.
+fn read_batches(
+    fd: &OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+    listing: &mut Listing,
+    first_only: bool,
+) {
+    let mut dir = RawDir::new(fd, buffer);
+    loop {
+        match dir.next() {
+            None => {
+                listing.more = false;
+                return;
+            }
+            Some(Err(err)) => {
+                listing.error = Some(err.into());
+                listing.more = false;
+                return;
+            }
+            Some(Ok(entry)) => {
+                let name = entry.file_name().to_bytes();
+                if name != b"." && name != b".." {
+                    let name = OsStr::from_bytes(name).to_os_string();
+                    listing.names.push((name, entry.file_type()));
+                }
+            }
+        }
+        if first_only && dir.is_buffer_empty() {
+            return;
+        }
+    }
+}
+
+/// Stats every listed name relative to the folder, spread over the pool in chunks
+/// when the folder is huge.
+fn stat_all(
+    fd: &OwnedFd,
+    names: &[(OsString, FileType)],
+    follow: bool,
+) -> Vec<Result<StatFields, StatError>> {
+    let stat_one =
+        |(name, dtype): &(OsString, FileType)| stat_entry(fd, name, follow, Some(*dtype));
+    if names.len() >= CHUNKED_FOLDER {
+        in_pool(|| {
+            names
+                .par_chunks(STAT_CHUNK)
+                .flat_map_iter(|chunk| chunk.iter().map(stat_one))
+                .collect()
+        })
+    } else {
+        names.iter().map(stat_one).collect()
+    }
+}
+
+/// Pairs names with their stats; contents are filled in by whoever enters them.
+fn unlisted_entries(
+    names: Vec<(OsString, FileType)>,
+    stats: Vec<Result<StatFields, StatError>>,
+) -> Vec<Entry> {
+    names
+        .into_iter()
+        .zip(stats)
+        .map(|((name, _), stat)| Entry {
+            name,
+            stat,
+            contents: Contents::None,
+        })
+        .collect()
+}
+
+/// Opens a subfolder on its `d_type` alone, never through a link, before its stat
+/// is in; the stat later decides whether what is listed through it stands.
+fn open_named_folder(parent: &OwnedFd, name: &OsStr) -> Opened {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    match rustix::fs::openat(parent, name, flags, Mode::empty()) {
+        Ok(fd) => Opened::Folder(fd),
+        Err(err) => Opened::Settled(Contents::unreadable(err.into())),
+    }
+}
+
+/// One of the [`PIPELINED_FOLDERS`] places for a folder held open for its stat job;
+/// given back when dropped.
+struct PipelineSlot(());
+
+static PIPELINED_NOW: AtomicUsize = AtomicUsize::new(0);
+
+impl PipelineSlot {
+    fn take() -> Option<PipelineSlot> {
+        PIPELINED_NOW
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < PIPELINED_FOLDERS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| PipelineSlot(()))
+    }
+}
+
+impl Drop for PipelineSlot {
+    fn drop(&mut self) {
+        PIPELINED_NOW.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Stats one name relative to a folder's descriptor; `dtype` is what the listing
@@ -345,5 +551,75 @@ fn kind_of_mode(mode: u32) -> FileKind {
         FileType::BlockDevice => FileKind::BlockDevice,
         FileType::CharacterDevice => FileKind::CharDevice,
         FileType::Unknown => FileKind::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walker() -> Walker {
+        Walker {
+            options: ListOptions::default(),
+            listed_once: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// `sub/inner/f` and a file `g`, listed whole.
+    fn listed_folder() -> (tempfile::TempDir, OwnedFd, Listing) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub/inner")).unwrap();
+        std::fs::write(dir.path().join("sub/inner/f"), b"f").unwrap();
+        std::fs::write(dir.path().join("g"), b"g").unwrap();
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(dir.path(), flags, Mode::empty()).unwrap();
+        let mut listing = first_batch(&fd);
+        listing.finish(&fd);
+        (dir, fd, listing)
+    }
+
+    fn child<'a>(entries: &'a [Entry], name: &str) -> &'a Entry {
+        entries.iter().find(|e| e.name == name).unwrap()
+    }
+
+    fn entries(contents: &Contents) -> &[Entry] {
+        match contents {
+            Contents::Listed { entries, error } => {
+                assert!(error.is_none(), "{error:?}");
+                entries
+            }
+            other => panic!("not listed: {other:?}"),
+        }
+    }
+
+    fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
+        let slot = PipelineSlot::take().expect("a free slot");
+        walker().pipelined(fd, listing, slot, None)
+    }
+
+    #[test]
+    fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
+        let (_dir, fd, mut listing) = listed_folder();
+        for (_, dtype) in &mut listing.names {
+            *dtype = FileType::Unknown;
+        }
+        let top = pipelined(fd, listing);
+        let sub = child(entries(&top), "sub");
+        let inner = child(entries(&sub.contents), "inner");
+        assert_eq!(entries(&inner.contents).len(), 1);
+    }
+
+    #[test]
+    fn a_d_type_the_stat_contradicts_lists_nothing() {
+        let (_dir, fd, mut listing) = listed_folder();
+        for (name, dtype) in &mut listing.names {
+            if name == "g" {
+                *dtype = FileType::Directory;
+            }
+        }
+        let top = pipelined(fd, listing);
+        let g = child(entries(&top), "g");
+        assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
+        assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
     }
 }
