@@ -240,6 +240,10 @@ fn du_warnings_and_refusals_are_matched() {
     all_pass(cases);
 }
 
+/// A descriptor limit far below the depth of the chain the test below walks, with
+/// room for the walk's bound on folders held open and what the harness passes down.
+const FEW_DESCRIPTORS: &str = "--nofile=64:64";
+
 /// The fast engine on a pool of one thread: no stat job is ever taken by another
 /// worker, so every folder of a chain deeper than the bound on waiting folders is
 /// finished where it was listed. Under a descriptor limit far below the depth, the
@@ -251,7 +255,7 @@ fn a_chain_walked_by_one_thread_stays_within_a_small_descriptor_limit() {
     make_chain(&root, "300:1:10");
     let reference = walk(&me(), "reference", "-a", &[&root]).output();
     let fast = Cmd::new("prlimit")
-        .arg("--nofile=48:48")
+        .arg(FEW_DESCRIPTORS)
         .arg(crate::util::eqcheck())
         .args(["walk", "--engine", "fast", "-a"])
         .arg(&root)

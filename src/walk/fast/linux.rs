@@ -56,6 +56,7 @@ pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
     let walker = Walker {
         options,
         listed_once: Mutex::new(HashSet::new()),
+        pipelined_now: AtomicUsize::new(0),
     };
     // Even a chain runs on the pool: its stat jobs are what the other workers take.
     pool().install(|| operands.iter().map(|op| walker.operand(op)).collect())
@@ -80,6 +81,8 @@ fn pool() -> &'static rayon::ThreadPool {
 struct Walker {
     options: ListOptions,
     listed_once: Mutex<HashSet<Identity>>,
+    /// How many folders are held open for their stat jobs (see [`PipelineSlot`]).
+    pipelined_now: AtomicUsize,
 }
 
 impl Walker {
@@ -157,15 +160,17 @@ impl Walker {
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
-        self.enter_subfolders(fd, &mut entries, subfolders, root_dev);
+        self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev);
         Contents::Listed { entries, error }
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
-    /// their contents.
+    /// their contents; `fd` and the pipeline slot it holds, if any, are given up
+    /// together.
     fn enter_subfolders(
         &self,
         fd: OwnedFd,
+        slot: Option<PipelineSlot<'_>>,
         entries: &mut [Entry],
         indexes: Vec<usize>,
         root_dev: Option<u64>,
@@ -178,7 +183,7 @@ impl Walker {
             // Open the few subfolders now and close this folder before entering
             // them, so a chain holds one descriptor here, not one per level.
             let opened: Vec<Opened> = indexes.iter().map(|&i| open(&entries[i])).collect();
-            drop(fd);
+            drop((fd, slot));
             self.enter_all(opened, root_dev)
         } else {
             let shared: &[Entry] = entries;
@@ -199,7 +204,7 @@ impl Walker {
     /// only from its stat), `-x` is off (opening a folder on another device could
     /// trigger an automount the stat would have avoided), the first batch is not
     /// already a huge folder's, and it names few subfolders.
-    fn may_pipeline(&self, listing: &Listing) -> Option<PipelineSlot> {
+    fn may_pipeline(&self, listing: &Listing) -> Option<PipelineSlot<'_>> {
         if self.options.follow_symlinks || self.options.one_file_system {
             return None;
         }
@@ -210,7 +215,7 @@ impl Walker {
         if named_folders > OPEN_AHEAD {
             return None;
         }
-        PipelineSlot::take()
+        PipelineSlot::take(&self.pipelined_now)
     }
 
     /// Opens the subfolders `d_type` names and enters them on this thread while a
@@ -221,7 +226,7 @@ impl Walker {
         &self,
         fd: OwnedFd,
         listing: Listing,
-        slot: PipelineSlot,
+        slot: PipelineSlot<'_>,
         root_dev: Option<u64>,
     ) -> Contents {
         let named: Vec<usize> = listing.named_folders().collect();
@@ -231,34 +236,52 @@ impl Walker {
             .collect();
         let (listed, finished) = rayon::join(
             || self.enter_all(opened, root_dev),
-            || {
-                let mut listing = listing;
-                listing.finish(&fd);
-                let Listing { names, error, .. } = listing;
-                let stats = stat_all(&fd, &names, false);
-                let entries = unlisted_entries(names, stats);
-                // Folders `d_type` did not name (DT_UNKNOWN, or a batch past the
-                // first) are entered once their stats are in, which needs the
-                // folder still open; otherwise it is closed here, off this chain.
-                let late: Vec<usize> = (0..entries.len())
-                    .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
-                    .collect();
-                let fd = (!late.is_empty()).then_some(fd);
-                drop(slot);
-                (entries, error, late, fd)
-            },
+            || self.finish_folder(fd, listing, slot, &named, root_dev),
         );
-        let (mut entries, error, late, fd) = finished;
+        let mut entries = finished.entries;
         // A listing made on `d_type` stands only where the stat agrees.
         for (&i, contents) in named.iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
                 entries[i].contents = contents;
             }
         }
-        if let Some(fd) = fd {
-            self.enter_subfolders(fd, &mut entries, late, root_dev);
+        if let Some((fd, slot)) = finished.held {
+            self.enter_subfolders(fd, Some(slot), &mut entries, finished.late, root_dev);
         }
-        Contents::Listed { entries, error }
+        Contents::Listed {
+            entries,
+            error: finished.error,
+        }
+    }
+
+    /// The half of a pipelined folder that another worker usually does: finish the
+    /// listing and stat every entry. Folders `d_type` did not name (DT_UNKNOWN, or a
+    /// batch past the first) are entered once their stats are in, which needs the
+    /// folder still open; otherwise it is closed here, off the chain.
+    fn finish_folder<'w>(
+        &'w self,
+        fd: OwnedFd,
+        mut listing: Listing,
+        slot: PipelineSlot<'w>,
+        named: &[usize],
+        root_dev: Option<u64>,
+    ) -> FinishedFolder<'w> {
+        listing.finish(&fd);
+        let Listing { names, error, .. } = listing;
+        let stats = stat_all(&fd, &names, false);
+        let entries = unlisted_entries(names, stats);
+        let late: Vec<usize> = (0..entries.len())
+            .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
+            .collect();
+        // The slot goes with the descriptor: a folder kept open for late subfolders
+        // waits out the whole subtree entered meanwhile.
+        let held = (!late.is_empty()).then_some((fd, slot));
+        FinishedFolder {
+            entries,
+            error,
+            late,
+            held,
+        }
     }
 
     /// Whether an entry with these stat fields is a folder to enter.
@@ -285,6 +308,16 @@ impl Walker {
                 .collect()
         }
     }
+}
+
+/// A pipelined folder once listed and statted: its entries, the error that cut the
+/// listing short, the subfolders still to enter, and the folder itself (with its
+/// slot) while they are.
+struct FinishedFolder<'w> {
+    entries: Vec<Entry>,
+    error: Option<io::Error>,
+    late: Vec<usize>,
+    held: Option<(OwnedFd, PipelineSlot<'w>)>,
 }
 
 /// A subfolder about to be listed, or the reason it needs no listing.
@@ -422,24 +455,22 @@ fn open_named_folder(parent: &OwnedFd, name: &OsStr) -> Opened {
 
 /// One of the [`PIPELINED_FOLDERS`] places for a folder held open for its stat job;
 /// given back when dropped.
-struct PipelineSlot(());
+struct PipelineSlot<'w>(&'w AtomicUsize);
 
-static PIPELINED_NOW: AtomicUsize = AtomicUsize::new(0);
-
-impl PipelineSlot {
-    fn take() -> Option<PipelineSlot> {
-        PIPELINED_NOW
+impl<'w> PipelineSlot<'w> {
+    fn take(taken: &'w AtomicUsize) -> Option<PipelineSlot<'w>> {
+        taken
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < PIPELINED_FOLDERS).then_some(n + 1)
             })
             .ok()
-            .map(|_| PipelineSlot(()))
+            .map(|_| PipelineSlot(taken))
     }
 }
 
-impl Drop for PipelineSlot {
+impl Drop for PipelineSlot<'_> {
     fn drop(&mut self) {
-        PIPELINED_NOW.fetch_sub(1, Ordering::AcqRel);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -562,6 +593,7 @@ mod tests {
         Walker {
             options: ListOptions::default(),
             listed_once: Mutex::new(HashSet::new()),
+            pipelined_now: AtomicUsize::new(0),
         }
     }
 
@@ -593,8 +625,11 @@ mod tests {
     }
 
     fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
-        let slot = PipelineSlot::take().expect("a free slot");
-        walker().pipelined(fd, listing, slot, None)
+        let walker = walker();
+        let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
+        let contents = walker.pipelined(fd, listing, slot, None);
+        assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+        contents
     }
 
     #[test]
@@ -621,5 +656,41 @@ mod tests {
         let g = child(entries(&top), "g");
         assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
         assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
+    }
+
+    #[test]
+    fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
+        let walker = walker();
+        for late_folder in [false, true] {
+            let (_dir, fd, mut listing) = listed_folder();
+            if late_folder {
+                for (_, dtype) in &mut listing.names {
+                    *dtype = FileType::Unknown;
+                }
+            }
+            let named: Vec<usize> = listing.named_folders().collect();
+            let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
+            let finished = walker.finish_folder(fd, listing, slot, &named, None);
+            let taken = walker.pipelined_now.load(Ordering::Acquire);
+            assert_eq!(finished.held.is_some(), late_folder);
+            assert_eq!(
+                taken,
+                usize::from(late_folder),
+                "late folder: {late_folder}"
+            );
+            drop(finished);
+            assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+        }
+    }
+
+    #[test]
+    fn slots_run_out_at_the_bound_and_come_back() {
+        let walker = walker();
+        let slots: Vec<PipelineSlot> = (0..PIPELINED_FOLDERS)
+            .map(|_| PipelineSlot::take(&walker.pipelined_now).expect("below the bound"))
+            .collect();
+        assert!(PipelineSlot::take(&walker.pipelined_now).is_none());
+        drop(slots);
+        assert!(PipelineSlot::take(&walker.pipelined_now).is_some());
     }
 }
