@@ -18,24 +18,24 @@
 //! while the pool works through them. The soft limit is raised to the hard one once
 //! per process all the same.
 
-use std::cell::RefCell;
+mod listing;
+mod stat;
+
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD};
+use rustix::fs::{FileType, Mode, OFlags, CWD};
 
-use crate::walk::stat::{Field, FileKind, Source, StatFields, Timestamp};
+use crate::walk::stat::StatFields;
 use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions, StatError};
+use listing::{first_batch, Listing};
+use stat::stat_entry;
 
-/// getdents64 buffer size; larger buffers mean fewer calls on wide folders.
-const LISTING_BUFFER: usize = 64 * 1024;
 /// A folder with at least this many entries has its stats spread over the pool.
 const CHUNKED_FOLDER: usize = 1024;
 /// Entries per chunk when a folder's stats are spread.
@@ -326,86 +326,6 @@ enum Opened {
     Settled(Contents),
 }
 
-/// A folder's names with their `d_type`s, in the order getdents64 returns them.
-struct Listing {
-    names: Vec<(OsString, FileType)>,
-    /// The error that cut the listing short.
-    error: Option<io::Error>,
-    /// Whether the end has not been met yet: the last call filled a batch, and only
-    /// a further call can say whether more follow.
-    more: bool,
-}
-
-impl Listing {
-    /// Indexes of the entries whose `d_type` says folder.
-    fn named_folders(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.names.len()).filter(|&i| self.names[i].1 == FileType::Directory)
-    }
-
-    /// Reads on from where the first batch stopped, to the end or an error.
-    fn finish(&mut self, fd: &OwnedFd) {
-        if self.more {
-            with_listing_buffer(|buffer| read_batches(fd, buffer, self, false));
-        }
-    }
-}
-
-/// The first getdents64 batch of a folder. A small folder's whole listing fits in
-/// it, but only a second call that returns nothing proves the end: a batch comes
-/// back short also when a signal is pending.
-fn first_batch(fd: &OwnedFd) -> Listing {
-    let mut listing = Listing {
-        names: Vec::new(),
-        error: None,
-        more: true,
-    };
-    with_listing_buffer(|buffer| read_batches(fd, buffer, &mut listing, true));
-    listing
-}
-
-fn with_listing_buffer<T>(read: impl FnOnce(&mut [MaybeUninit<u8>]) -> T) -> T {
-    thread_local! {
-        // A batch is copied out before anything else is listed on this thread, so
-        // one buffer per thread serves every folder that thread lists.
-        static BUFFER: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(vec![MaybeUninit::uninit(); LISTING_BUFFER]);
-    }
-    BUFFER.with_borrow_mut(|buffer| read(buffer))
-}
-
-/// Appends names from `fd`'s current position until the end, an error, or (with
-/// `first_only`) the end of the first batch, and records which of those it was.
-fn read_batches(
-    fd: &OwnedFd,
-    buffer: &mut [MaybeUninit<u8>],
-    listing: &mut Listing,
-    first_only: bool,
-) {
-    let mut dir = RawDir::new(fd, buffer);
-    loop {
-        match dir.next() {
-            None => {
-                listing.more = false;
-                return;
-            }
-            Some(Err(err)) => {
-                listing.error = Some(err.into());
-                listing.more = false;
-                return;
-            }
-            Some(Ok(entry)) => {
-                let name = entry.file_name().to_bytes();
-                if name != b"." && name != b".." {
-                    let name = OsStr::from_bytes(name).to_os_string();
-                    listing.names.push((name, entry.file_type()));
-                }
-            }
-        }
-        if first_only && dir.is_buffer_empty() {
-            return;
-        }
-    }
-}
-
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge.
 fn stat_all(
@@ -474,223 +394,5 @@ impl Drop for PipelineSlot<'_> {
     }
 }
 
-/// Stats one name relative to a folder's descriptor; `dtype` is what the listing
-/// said, used to tell a dangling link from a missing entry when following links.
-fn stat_entry<Fd: AsFd>(
-    dir: Fd,
-    name: &OsStr,
-    follow: bool,
-    dtype: Option<FileType>,
-) -> Result<StatFields, StatError> {
-    let mut flags = AtFlags::STATX_DONT_SYNC;
-    if !follow {
-        flags |= AtFlags::SYMLINK_NOFOLLOW;
-    }
-    let mask = StatxFlags::TYPE
-        | StatxFlags::MODE
-        | StatxFlags::NLINK
-        | StatxFlags::INO
-        | StatxFlags::SIZE
-        | StatxFlags::BLOCKS
-        | StatxFlags::MTIME;
-    let result = match rustix::fs::statx(&dir, name, flags, mask) {
-        Err(rustix::io::Errno::NOSYS) => statat_fallback(&dir, name, follow),
-        other => other.map(|s| from_statx(&s)),
-    };
-    match result {
-        Ok(fields) => Ok(fields),
-        Err(rustix::io::Errno::NOENT) if follow && is_link(&dir, name, dtype) => {
-            Err(StatError::DanglingLink)
-        }
-        Err(errno) => Err(StatError::Io(errno.into())),
-    }
-}
-
-fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, dtype: Option<FileType>) -> bool {
-    match dtype {
-        Some(FileType::Symlink) => true,
-        Some(FileType::Unknown) | None => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink),
-        Some(_) => false,
-    }
-}
-
-fn statat_fallback<Fd: AsFd>(
-    dir: Fd,
-    name: &OsStr,
-    follow: bool,
-) -> rustix::io::Result<StatFields> {
-    let flags = if follow {
-        AtFlags::empty()
-    } else {
-        AtFlags::SYMLINK_NOFOLLOW
-    };
-    let st = rustix::fs::statat(dir, name, flags)?;
-    let src = Source::DirfdStat;
-    Ok(StatFields {
-        kind: kind_of_mode(st.st_mode),
-        mode: Some(Field::new(st.st_mode, src)),
-        size: Some(Field::new(st.st_size as u64, src)),
-        blocks: Some(Field::new(st.st_blocks as u64, src)),
-        ino: Some(Field::new(st.st_ino, src)),
-        dev: Some(Field::new(st.st_dev, src)),
-        nlink: Some(Field::new(st.st_nlink, src)),
-        mtime: Some(Field::new(
-            Timestamp {
-                secs: st.st_mtime,
-                nanos: st.st_mtime_nsec as u32,
-            },
-            src,
-        )),
-    })
-}
-
-fn from_statx(s: &rustix::fs::Statx) -> StatFields {
-    let src = Source::DirfdStat;
-    let has = |bit: StatxFlags| s.stx_mask & bit.bits() != 0;
-    let mode = u32::from(s.stx_mode);
-    StatFields {
-        kind: kind_of_mode(mode),
-        mode: has(StatxFlags::MODE).then(|| Field::new(mode, src)),
-        size: has(StatxFlags::SIZE).then(|| Field::new(s.stx_size, src)),
-        blocks: has(StatxFlags::BLOCKS).then(|| Field::new(s.stx_blocks, src)),
-        ino: has(StatxFlags::INO).then(|| Field::new(s.stx_ino, src)),
-        dev: Some(Field::new(
-            rustix::fs::makedev(s.stx_dev_major, s.stx_dev_minor),
-            src,
-        )),
-        nlink: has(StatxFlags::NLINK).then(|| Field::new(u64::from(s.stx_nlink), src)),
-        mtime: has(StatxFlags::MTIME).then(|| {
-            Field::new(
-                Timestamp {
-                    secs: s.stx_mtime.tv_sec,
-                    nanos: s.stx_mtime.tv_nsec,
-                },
-                src,
-            )
-        }),
-    }
-}
-
-fn kind_of_mode(mode: u32) -> FileKind {
-    match FileType::from_raw_mode(mode) {
-        FileType::RegularFile => FileKind::File,
-        FileType::Directory => FileKind::Dir,
-        FileType::Symlink => FileKind::Symlink,
-        FileType::Fifo => FileKind::Fifo,
-        FileType::Socket => FileKind::Socket,
-        FileType::BlockDevice => FileKind::BlockDevice,
-        FileType::CharacterDevice => FileKind::CharDevice,
-        FileType::Unknown => FileKind::Unknown,
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn walker() -> Walker {
-        Walker {
-            options: ListOptions::default(),
-            listed_once: Mutex::new(HashSet::new()),
-            pipelined_now: AtomicUsize::new(0),
-        }
-    }
-
-    /// `sub/inner/f` and a file `g`, listed whole.
-    fn listed_folder() -> (tempfile::TempDir, OwnedFd, Listing) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("sub/inner")).unwrap();
-        std::fs::write(dir.path().join("sub/inner/f"), b"f").unwrap();
-        std::fs::write(dir.path().join("g"), b"g").unwrap();
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(dir.path(), flags, Mode::empty()).unwrap();
-        let mut listing = first_batch(&fd);
-        listing.finish(&fd);
-        (dir, fd, listing)
-    }
-
-    fn child<'a>(entries: &'a [Entry], name: &str) -> &'a Entry {
-        entries.iter().find(|e| e.name == name).unwrap()
-    }
-
-    fn entries(contents: &Contents) -> &[Entry] {
-        match contents {
-            Contents::Listed { entries, error } => {
-                assert!(error.is_none(), "{error:?}");
-                entries
-            }
-            other => panic!("not listed: {other:?}"),
-        }
-    }
-
-    fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
-        let walker = walker();
-        let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-        let contents = walker.pipelined(fd, listing, slot, None);
-        assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
-        contents
-    }
-
-    #[test]
-    fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
-        let (_dir, fd, mut listing) = listed_folder();
-        for (_, dtype) in &mut listing.names {
-            *dtype = FileType::Unknown;
-        }
-        let top = pipelined(fd, listing);
-        let sub = child(entries(&top), "sub");
-        let inner = child(entries(&sub.contents), "inner");
-        assert_eq!(entries(&inner.contents).len(), 1);
-    }
-
-    #[test]
-    fn a_d_type_the_stat_contradicts_lists_nothing() {
-        let (_dir, fd, mut listing) = listed_folder();
-        for (name, dtype) in &mut listing.names {
-            if name == "g" {
-                *dtype = FileType::Directory;
-            }
-        }
-        let top = pipelined(fd, listing);
-        let g = child(entries(&top), "g");
-        assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
-        assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
-    }
-
-    #[test]
-    fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
-        let walker = walker();
-        for late_folder in [false, true] {
-            let (_dir, fd, mut listing) = listed_folder();
-            if late_folder {
-                for (_, dtype) in &mut listing.names {
-                    *dtype = FileType::Unknown;
-                }
-            }
-            let named: Vec<usize> = listing.named_folders().collect();
-            let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-            let finished = walker.finish_folder(fd, listing, slot, &named, None);
-            let taken = walker.pipelined_now.load(Ordering::Acquire);
-            assert_eq!(finished.held.is_some(), late_folder);
-            assert_eq!(
-                taken,
-                usize::from(late_folder),
-                "late folder: {late_folder}"
-            );
-            drop(finished);
-            assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
-        }
-    }
-
-    #[test]
-    fn slots_run_out_at_the_bound_and_come_back() {
-        let walker = walker();
-        let slots: Vec<PipelineSlot> = (0..PIPELINED_FOLDERS)
-            .map(|_| PipelineSlot::take(&walker.pipelined_now).expect("below the bound"))
-            .collect();
-        assert!(PipelineSlot::take(&walker.pipelined_now).is_none());
-        drop(slots);
-        assert!(PipelineSlot::take(&walker.pipelined_now).is_some());
-    }
-}
+mod tests;

@@ -1,0 +1,95 @@
+//! Reading a folder's names with `getdents64` into a per-thread 64 KiB buffer: the
+//! first batch alone, so the walk can enter the subfolders it names, and then the
+//! rest to the end.
+
+use std::cell::RefCell;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+
+use rustix::fs::{FileType, RawDir};
+
+/// getdents64 buffer size; larger buffers mean fewer calls on wide folders.
+const LISTING_BUFFER: usize = 64 * 1024;
+
+/// A folder's names with their `d_type`s, in the order getdents64 returns them.
+pub(super) struct Listing {
+    pub(super) names: Vec<(OsString, FileType)>,
+    /// The error that cut the listing short.
+    pub(super) error: Option<io::Error>,
+    /// Whether the end has not been met yet: the last call filled a batch, and only
+    /// a further call can say whether more follow.
+    more: bool,
+}
+
+impl Listing {
+    /// Indexes of the entries whose `d_type` says folder.
+    pub(super) fn named_folders(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.names.len()).filter(|&i| self.names[i].1 == FileType::Directory)
+    }
+
+    /// Reads on from where the first batch stopped, to the end or an error.
+    pub(super) fn finish(&mut self, fd: &OwnedFd) {
+        if self.more {
+            with_listing_buffer(|buffer| read_batches(fd, buffer, self, false));
+        }
+    }
+}
+
+/// The first getdents64 batch of a folder. A small folder's whole listing fits in
+/// it, but only a second call that returns nothing proves the end: a batch comes
+/// back short also when a signal is pending.
+pub(super) fn first_batch(fd: &OwnedFd) -> Listing {
+    let mut listing = Listing {
+        names: Vec::new(),
+        error: None,
+        more: true,
+    };
+    with_listing_buffer(|buffer| read_batches(fd, buffer, &mut listing, true));
+    listing
+}
+
+fn with_listing_buffer<T>(read: impl FnOnce(&mut [MaybeUninit<u8>]) -> T) -> T {
+    thread_local! {
+        // A batch is copied out before anything else is listed on this thread, so
+        // one buffer per thread serves every folder that thread lists.
+        static BUFFER: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(vec![MaybeUninit::uninit(); LISTING_BUFFER]);
+    }
+    BUFFER.with_borrow_mut(|buffer| read(buffer))
+}
+
+/// Appends names from `fd`'s current position until the end, an error, or (with
+/// `first_only`) the end of the first batch, and records which of those it was.
+fn read_batches(
+    fd: &OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+    listing: &mut Listing,
+    first_only: bool,
+) {
+    let mut dir = RawDir::new(fd, buffer);
+    loop {
+        match dir.next() {
+            None => {
+                listing.more = false;
+                return;
+            }
+            Some(Err(err)) => {
+                listing.error = Some(err.into());
+                listing.more = false;
+                return;
+            }
+            Some(Ok(entry)) => {
+                let name = entry.file_name().to_bytes();
+                if name != b"." && name != b".." {
+                    let name = OsStr::from_bytes(name).to_os_string();
+                    listing.names.push((name, entry.file_type()));
+                }
+            }
+        }
+        if first_only && dir.is_buffer_empty() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The pipelined folder's decisions on listings whose `d_type`s were rewritten, and
+//! the accounting of pipeline slots.
+
+use super::*;
+use crate::walk::FileKind;
+
+fn walker() -> Walker {
+    Walker {
+        options: ListOptions::default(),
+        listed_once: Mutex::new(HashSet::new()),
+        pipelined_now: AtomicUsize::new(0),
+    }
+}
+
+/// `sub/inner/f` and a file `g`, listed whole.
+fn listed_folder() -> (tempfile::TempDir, OwnedFd, Listing) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub/inner")).unwrap();
+    std::fs::write(dir.path().join("sub/inner/f"), b"f").unwrap();
+    std::fs::write(dir.path().join("g"), b"g").unwrap();
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(dir.path(), flags, Mode::empty()).unwrap();
+    let mut listing = first_batch(&fd);
+    listing.finish(&fd);
+    (dir, fd, listing)
+}
+
+fn child<'a>(entries: &'a [Entry], name: &str) -> &'a Entry {
+    entries.iter().find(|e| e.name == name).unwrap()
+}
+
+fn entries(contents: &Contents) -> &[Entry] {
+    match contents {
+        Contents::Listed { entries, error } => {
+            assert!(error.is_none(), "{error:?}");
+            entries
+        }
+        other => panic!("not listed: {other:?}"),
+    }
+}
+
+fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
+    let walker = walker();
+    let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
+    let contents = walker.pipelined(fd, listing, slot, None);
+    assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+    contents
+}
+
+#[test]
+fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
+    let (_dir, fd, mut listing) = listed_folder();
+    for (_, dtype) in &mut listing.names {
+        *dtype = FileType::Unknown;
+    }
+    let top = pipelined(fd, listing);
+    let sub = child(entries(&top), "sub");
+    let inner = child(entries(&sub.contents), "inner");
+    assert_eq!(entries(&inner.contents).len(), 1);
+}
+
+#[test]
+fn a_d_type_the_stat_contradicts_lists_nothing() {
+    let (_dir, fd, mut listing) = listed_folder();
+    for (name, dtype) in &mut listing.names {
+        if name == "g" {
+            *dtype = FileType::Directory;
+        }
+    }
+    let top = pipelined(fd, listing);
+    let g = child(entries(&top), "g");
+    assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
+    assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
+}
+
+#[test]
+fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
+    let walker = walker();
+    for late_folder in [false, true] {
+        let (_dir, fd, mut listing) = listed_folder();
+        if late_folder {
+            for (_, dtype) in &mut listing.names {
+                *dtype = FileType::Unknown;
+            }
+        }
+        let named: Vec<usize> = listing.named_folders().collect();
+        let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
+        let finished = walker.finish_folder(fd, listing, slot, &named, None);
+        let taken = walker.pipelined_now.load(Ordering::Acquire);
+        assert_eq!(finished.held.is_some(), late_folder);
+        assert_eq!(
+            taken,
+            usize::from(late_folder),
+            "late folder: {late_folder}"
+        );
+        drop(finished);
+        assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+    }
+}
+
+#[test]
+fn slots_run_out_at_the_bound_and_come_back() {
+    let walker = walker();
+    let slots: Vec<PipelineSlot> = (0..PIPELINED_FOLDERS)
+        .map(|_| PipelineSlot::take(&walker.pipelined_now).expect("below the bound"))
+        .collect();
+    assert!(PipelineSlot::take(&walker.pipelined_now).is_none());
+    drop(slots);
+    assert!(PipelineSlot::take(&walker.pipelined_now).is_some());
+}
