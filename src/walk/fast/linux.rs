@@ -122,14 +122,7 @@ impl Walker {
                 }
             }
         }
-        let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        if !self.options.follow_symlinks {
-            flags |= OFlags::NOFOLLOW;
-        }
-        match rustix::fs::openat(parent, name, flags, Mode::empty()) {
-            Ok(fd) => Opened::Folder(fd),
-            Err(err) => Opened::Settled(Contents::unreadable(err.into())),
-        }
+        open_subfolder(parent, name, self.options.follow_symlinks)
     }
 
     fn contents(&self, opened: Opened, root_dev: Option<u64>) -> Contents {
@@ -232,7 +225,7 @@ impl Walker {
         let named: Vec<usize> = listing.named_folders().collect();
         let opened: Vec<Opened> = named
             .iter()
-            .map(|&i| open_named_folder(&fd, &listing.names[i].0))
+            .map(|&i| open_subfolder(&fd, &listing.names[i].0, false))
             .collect();
         let (listed, finished) = rayon::join(
             || self.enter_all(opened, root_dev),
@@ -245,8 +238,8 @@ impl Walker {
                 entries[i].contents = contents;
             }
         }
-        if let Some((fd, slot)) = finished.held {
-            self.enter_subfolders(fd, Some(slot), &mut entries, finished.late, root_dev);
+        if let Some((fd, slot, late)) = finished.late {
+            self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
         }
         Contents::Listed {
             entries,
@@ -275,12 +268,11 @@ impl Walker {
             .collect();
         // The slot goes with the descriptor: a folder kept open for late subfolders
         // waits out the whole subtree entered meanwhile.
-        let held = (!late.is_empty()).then_some((fd, slot));
+        let late = (!late.is_empty()).then_some((fd, slot, late));
         FinishedFolder {
             entries,
             error,
             late,
-            held,
         }
     }
 
@@ -311,13 +303,12 @@ impl Walker {
 }
 
 /// A pipelined folder once listed and statted: its entries, the error that cut the
-/// listing short, the subfolders still to enter, and the folder itself (with its
-/// slot) while they are.
+/// listing short and, when there are subfolders still to enter, the folder itself
+/// (with its slot) and their indexes.
 struct FinishedFolder<'w> {
     entries: Vec<Entry>,
     error: Option<io::Error>,
-    late: Vec<usize>,
-    held: Option<(OwnedFd, PipelineSlot<'w>)>,
+    late: Option<(OwnedFd, PipelineSlot<'w>, Vec<usize>)>,
 }
 
 /// A subfolder about to be listed, or the reason it needs no listing.
@@ -363,10 +354,14 @@ fn unlisted_entries(
         .collect()
 }
 
-/// Opens a subfolder on its `d_type` alone, never through a link, before its stat
-/// is in; the stat later decides whether what is listed through it stands.
-fn open_named_folder(parent: &OwnedFd, name: &OsStr) -> Opened {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+/// Opens a subfolder relative to its parent's descriptor, through a link only when
+/// links are followed. Pipelined folders open their subfolders on `d_type` alone,
+/// before the stat is in; the stat later decides whether what is listed stands.
+fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> Opened {
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if !follow_symlinks {
+        flags |= OFlags::NOFOLLOW;
+    }
     match rustix::fs::openat(parent, name, flags, Mode::empty()) {
         Ok(fd) => Opened::Folder(fd),
         Err(err) => Opened::Settled(Contents::unreadable(err.into())),

@@ -87,7 +87,7 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
         let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
         let finished = walker.finish_folder(fd, listing, slot, &named, None);
         let taken = walker.pipelined_now.load(Ordering::Acquire);
-        assert_eq!(finished.held.is_some(), late_folder);
+        assert_eq!(finished.late.is_some(), late_folder);
         assert_eq!(
             taken,
             usize::from(late_folder),
