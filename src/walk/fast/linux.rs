@@ -7,9 +7,11 @@
 //! A chain of folders is pipelined over two threads: once the first `getdents64`
 //! batch of a small folder is in, the subfolders its `d_type`s name are opened and
 //! entered at once, while another worker finishes the listing (the call that meets
-//! the end), stats every entry and closes the folder. The stats still decide: a
-//! folder entered on its `d_type` whose stat says otherwise is dropped, and a folder
-//! whose `d_type` said nothing is entered once its stat is in.
+//! the end), stats every entry and closes the folder. The thread goes on down such
+//! a chain in a loop, not by recursion, and settles the levels from the bottom up
+//! once their jobs are done. The stats still decide: a folder entered on its
+//! `d_type` whose stat says otherwise is dropped, and a folder whose `d_type` said
+//! nothing is entered once its stat is in.
 //!
 //! Descriptors: a folder with few subfolders opens them and hands itself to the
 //! stat job (or closes itself) before they are listed; at most
@@ -135,7 +137,7 @@ impl Walker {
     fn folder(&self, fd: OwnedFd, root_dev: Option<u64>) -> Contents {
         let listing = first_batch(&fd);
         match self.may_pipeline(&listing) {
-            Some(slot) => self.pipelined(fd, listing, slot, root_dev),
+            Some(slot) => self.chain(fd, listing, slot, root_dev),
             None => self.unpipelined(fd, listing, root_dev),
         }
     }
@@ -211,40 +213,86 @@ impl Walker {
         PipelineSlot::take(&self.pipelined_now)
     }
 
-    /// Opens the subfolders `d_type` names and enters them on this thread while a
-    /// job, which another worker usually takes, finishes the listing, stats every
-    /// entry and closes the folder. Once both are done the stats decide which
-    /// listings stand.
-    fn pipelined(
+    /// Walks a chain of pipelined folders in a loop. Each folder's subfolders are
+    /// opened on their `d_type`s and a job, which another worker usually takes,
+    /// finishes its listing, stats every entry and closes it. While a folder opens
+    /// exactly one subfolder that can be pipelined in turn, this thread goes on down
+    /// with it; elsewhere the subfolders are entered as usual. Once every job is
+    /// done the levels are settled from the bottom up, the stats deciding which
+    /// listings stand. The loop keeps a chain of any depth off this thread's stack:
+    /// recursing once per level faulted in fresh stack pages all the way down.
+    fn chain(
         &self,
         fd: OwnedFd,
         listing: Listing,
         slot: PipelineSlot<'_>,
         root_dev: Option<u64>,
     ) -> Contents {
-        let named: Vec<usize> = listing.named_folders().collect();
-        let opened: Vec<Opened> = named
-            .iter()
-            .map(|&i| open_subfolder(&fd, &listing.names[i].0, false))
-            .collect();
-        let (listed, finished) = rayon::join(
-            || self.enter_all(opened, root_dev),
-            || self.finish_folder(fd, listing, slot, &named, root_dev),
-        );
-        let mut entries = finished.entries;
-        // A listing made on `d_type` stands only where the stat agrees.
-        for (&i, contents) in named.iter().zip(listed) {
+        // Each level's finished half, by depth below the chain's top.
+        let finished: Mutex<Vec<Option<FinishedFolder>>> = Mutex::new(Vec::new());
+        let bottom = rayon::in_place_scope(|scope| {
+            let (mut fd, mut listing, mut slot) = (fd, listing, slot);
+            loop {
+                let named: Vec<usize> = listing.named_folders().collect();
+                let opened: Vec<Opened> = named
+                    .iter()
+                    .map(|&i| open_subfolder(&fd, &listing.names[i].0, false))
+                    .collect();
+                let finished = &finished;
+                let level = {
+                    let mut levels = finished.lock().expect("levels lock");
+                    levels.push(None);
+                    levels.len() - 1
+                };
+                scope.spawn(move |_| {
+                    let done = self.finish_folder(fd, listing, slot, named, root_dev);
+                    finished.lock().expect("levels lock")[level] = Some(done);
+                });
+                let child = match <[Opened; 1]>::try_from(opened) {
+                    Ok([Opened::Folder(child)]) => child,
+                    Ok([settled]) => break vec![self.contents(settled, root_dev)],
+                    Err(opened) => break self.enter_all(opened, root_dev),
+                };
+                listing = first_batch(&child);
+                match self.may_pipeline(&listing) {
+                    Some(next_slot) => (fd, slot) = (child, next_slot),
+                    None => break vec![self.unpipelined(child, listing, root_dev)],
+                }
+            }
+        });
+        let levels = finished.into_inner().expect("levels lock");
+        let mut listed = bottom;
+        for level in levels.into_iter().rev() {
+            let level = level.expect("the scope waits for every level's job");
+            listed = vec![self.settle(level, listed, root_dev)];
+        }
+        listed.pop().expect("a chain has a top level")
+    }
+
+    /// A pipelined folder's contents once its stats are in: a listing made on
+    /// `d_type` stands only where the stat agrees, and the subfolders only the stats
+    /// named are entered now.
+    fn settle(
+        &self,
+        finished: FinishedFolder<'_>,
+        listed: Vec<Contents>,
+        root_dev: Option<u64>,
+    ) -> Contents {
+        let FinishedFolder {
+            mut entries,
+            error,
+            named,
+            late,
+        } = finished;
+        for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
                 entries[i].contents = contents;
             }
         }
-        if let Some((fd, slot, late)) = finished.late {
+        if let Some((fd, slot, late)) = late {
             self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
         }
-        Contents::Listed {
-            entries,
-            error: finished.error,
-        }
+        Contents::Listed { entries, error }
     }
 
     /// The half of a pipelined folder that another worker usually does: finish the
@@ -256,7 +304,7 @@ impl Walker {
         fd: OwnedFd,
         mut listing: Listing,
         slot: PipelineSlot<'w>,
-        named: &[usize],
+        named: Vec<usize>,
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
         listing.finish(&fd);
@@ -272,6 +320,7 @@ impl Walker {
         FinishedFolder {
             entries,
             error,
+            named,
             late,
         }
     }
@@ -303,11 +352,12 @@ impl Walker {
 }
 
 /// A pipelined folder once listed and statted: its entries, the error that cut the
-/// listing short and, when there are subfolders still to enter, the folder itself
-/// (with its slot) and their indexes.
+/// listing short, the indexes of the subfolders entered on `d_type` and, when there
+/// are subfolders still to enter, the folder itself (with its slot) and their indexes.
 struct FinishedFolder<'w> {
     entries: Vec<Entry>,
     error: Option<io::Error>,
+    named: Vec<usize>,
     late: Option<(OwnedFd, PipelineSlot<'w>, Vec<usize>)>,
 }
 

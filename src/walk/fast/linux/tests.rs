@@ -42,7 +42,7 @@ fn entries(contents: &Contents) -> &[Entry] {
 fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
     let walker = walker();
     let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-    let contents = walker.pipelined(fd, listing, slot, None);
+    let contents = walker.chain(fd, listing, slot, None);
     assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
     contents
 }
@@ -85,7 +85,7 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
         }
         let named: Vec<usize> = listing.named_folders().collect();
         let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-        let finished = walker.finish_folder(fd, listing, slot, &named, None);
+        let finished = walker.finish_folder(fd, listing, slot, named, None);
         let taken = walker.pipelined_now.load(Ordering::Acquire);
         assert_eq!(finished.late.is_some(), late_folder);
         assert_eq!(
