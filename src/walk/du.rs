@@ -165,14 +165,7 @@ impl<'a> Visit<'a, '_> {
         let stat = match &entry.stat {
             Ok(stat) => stat,
             Err(err) => {
-                let path = join_path(&self.path);
-                let message = match err {
-                    StatError::DanglingLink => format!("cannot access {}", quote(&path)),
-                    StatError::Io(err) => {
-                        format!("cannot access {}: {}", quote(&path), os_message(err))
-                    }
-                };
-                self.out.errors.push((path, message));
+                self.cannot_access(err);
                 return None;
             }
         };
@@ -205,7 +198,7 @@ impl<'a> Visit<'a, '_> {
                 .and_then(|id| self.listings.get(&id).copied())
                 .unwrap_or((&[], None)),
         };
-        let mut children = Vec::new();
+        let mut children = Vec::with_capacity(entries.len());
         for child in entries {
             if let Some(counted) = self.entry(
                 child,
@@ -218,15 +211,35 @@ impl<'a> Visit<'a, '_> {
             }
         }
         if let Some(err) = error {
-            let path = join_path(&self.path);
-            let message = format!(
-                "cannot read directory {}: {}",
-                quote(&path),
-                os_message(err)
-            );
-            self.out.errors.push((path, message));
+            self.cannot_read(err);
         }
         Some((is_dir, amount, children))
+    }
+
+    // The two messages are built out of line: inlined, their formatting widened the
+    // frame of every level of the recursion, and a chain's count faulted in that
+    // much more fresh stack.
+    #[cold]
+    #[inline(never)]
+    fn cannot_access(&mut self, err: &StatError) {
+        let path = join_path(&self.path);
+        let message = match err {
+            StatError::DanglingLink => format!("cannot access {}", quote(&path)),
+            StatError::Io(err) => format!("cannot access {}: {}", quote(&path), os_message(err)),
+        };
+        self.out.errors.push((path, message));
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cannot_read(&mut self, err: &io::Error) {
+        let path = join_path(&self.path);
+        let message = format!(
+            "cannot read directory {}: {}",
+            quote(&path),
+            os_message(err)
+        );
+        self.out.errors.push((path, message));
     }
 }
 
