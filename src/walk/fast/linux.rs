@@ -34,7 +34,7 @@ use rayon::prelude::*;
 use rustix::fs::{FileType, Mode, OFlags, CWD};
 
 use crate::walk::stat::StatFields;
-use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions, StatError};
+use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions};
 use listing::{first_batch, Listing};
 use stat::stat_entry;
 
@@ -150,8 +150,7 @@ impl Walker {
     fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
-        let stats = stat_all(&fd, &names, self.options.follow_symlinks);
-        let mut entries = unlisted_entries(names, stats);
+        let mut entries = stat_all(&fd, names, self.options.follow_symlinks);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
@@ -309,8 +308,7 @@ impl Walker {
     ) -> FinishedFolder<'w> {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
-        let stats = stat_all(&fd, &names, false);
-        let entries = unlisted_entries(names, stats);
+        let entries = stat_all(&fd, names, false);
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
             .collect();
@@ -368,40 +366,25 @@ enum Opened {
 }
 
 /// Stats every listed name relative to the folder, spread over the pool in chunks
-/// when the folder is huge.
-fn stat_all(
-    fd: &OwnedFd,
-    names: &[(OsString, FileType)],
-    follow: bool,
-) -> Vec<Result<StatFields, StatError>> {
-    let stat_one =
-        |(name, dtype): &(OsString, FileType)| stat_entry(fd, name, follow, Some(*dtype));
+/// when the folder is huge, and makes the entries; contents are filled in by
+/// whoever enters them.
+fn stat_all(fd: &OwnedFd, names: Vec<(OsString, FileType)>, follow: bool) -> Vec<Entry> {
+    let entry = |(name, dtype): (OsString, FileType)| Entry {
+        stat: stat_entry(fd, &name, follow, Some(dtype)),
+        name,
+        contents: Contents::None,
+    };
     if names.len() >= CHUNKED_FOLDER {
         in_pool(|| {
             names
-                .par_chunks(STAT_CHUNK)
-                .flat_map_iter(|chunk| chunk.iter().map(stat_one))
+                .into_par_iter()
+                .with_min_len(STAT_CHUNK)
+                .map(entry)
                 .collect()
         })
     } else {
-        names.iter().map(stat_one).collect()
+        names.into_iter().map(entry).collect()
     }
-}
-
-/// Pairs names with their stats; contents are filled in by whoever enters them.
-fn unlisted_entries(
-    names: Vec<(OsString, FileType)>,
-    stats: Vec<Result<StatFields, StatError>>,
-) -> Vec<Entry> {
-    names
-        .into_iter()
-        .zip(stats)
-        .map(|((name, _), stat)| Entry {
-            name,
-            stat,
-            contents: Contents::None,
-        })
-        .collect()
 }
 
 /// Opens a subfolder relative to its parent's descriptor, through a link only when
