@@ -307,30 +307,33 @@ fn walk(args: WalkArgs) -> u8 {
         follow_symlinks: args.dereference,
         one_file_system: args.one_file_system,
     };
-    // The walk, the count and the printing each recurse once per folder level; a
-    // large stack lets trees far deeper than PATH_MAX through, as du does.
-    let walker = crate::walk::spawn_deep("walk", move || {
-        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
-        // Rust's stdout flushes at every newline; du's is block-buffered when
-        // piped, and a write per line would cost more than listing the folder.
-        let mut stdout = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-        crate::walk::command(
-            engine,
-            &args.paths,
-            list,
-            &du,
-            args.json,
-            &mut stdout,
-            &mut stderr.lock(),
-        )
-    });
-    match walker.map(|thread| thread.join()) {
+    // The walk, the count and the printing each recurse once per folder level; the
+    // walk pool's large stacks let trees far deeper than PATH_MAX through, as du does.
+    let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::walk::on_walk_pool(move || {
+            let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+            // Rust's stdout flushes at every newline; du's is block-buffered when
+            // piped, and a write per line would cost more than listing the folder.
+            let mut stdout = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            crate::walk::command(
+                engine,
+                &args.paths,
+                list,
+                &du,
+                args.json,
+                &mut stdout,
+                &mut stderr.lock(),
+            )
+        })
+    }));
+    match walked {
         Ok(Ok(code)) => code,
-        Ok(Err(_)) => 1,
-        Err(err) => {
+        Ok(Err(err)) => {
             eprintln!("eqcheck walk: cannot start the walk: {err}");
             1
         }
+        // The panic's message is already on stderr.
+        Err(_) => 1,
     }
 }
 

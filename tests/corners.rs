@@ -297,3 +297,27 @@ fn subfolders_past_the_first_listing_batch_are_entered() {
         identical(&reference, &fast, b'\n').unwrap_or_else(|e| panic!("{threads} thread(s): {e}"));
     }
 }
+
+/// The walk pool's threads start before anything is listed. When the system will
+/// not start them (here: at most one process for the walker's user), `walk` says so
+/// on stderr and exits 1, printing nothing.
+#[test]
+fn a_walk_whose_threads_cannot_start_says_so() {
+    let dir = temp_dir();
+    // Root is exempt from the process limit; the unprivileged arm is not.
+    let arm = unprivileged_arm(dir.path());
+    let out = Cmd::new("prlimit")
+        .arg("--nproc=1:1")
+        .arg(&arm.program)
+        .args(["walk", "--engine", "fast"])
+        .arg(dir.path())
+        .user(arm.user)
+        .output();
+    assert_eq!(out.code, Some(1), "{out}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("eqcheck walk: cannot start the walk: "),
+        "{out}"
+    );
+    assert!(out.stdout.is_empty(), "{out}");
+}

@@ -57,8 +57,8 @@ fn end_of(flags: &str) -> u8 {
 
 /// Which binary the walk arms run, and as which user (None: as the test process).
 pub(crate) struct Arm {
-    program: PathBuf,
-    user: Option<(u32, u32)>,
+    pub(crate) program: PathBuf,
+    pub(crate) user: Option<(u32, u32)>,
 }
 
 pub(crate) fn me() -> Arm {

@@ -16,6 +16,7 @@ pub mod stat;
 
 use std::ffi::OsString;
 use std::io;
+use std::sync::OnceLock;
 
 pub use stat::{FileKind, StatFields};
 
@@ -128,20 +129,30 @@ pub(crate) fn should_descend(
     true
 }
 
-/// Stack size for threads that walk, count or print a tree: every one of those
+/// Stack size for the threads that walk, count or print a tree: every one of those
 /// recurses once per folder level. Only what is used is ever committed.
 pub const DEEP_STACK: usize = 1 << 30;
 
-/// Runs `work` on a new thread with a [`DEEP_STACK`], for the count and the printing,
-/// which recurse once per folder level.
-pub fn spawn_deep<T: Send + 'static>(
-    name: &str,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> io::Result<std::thread::JoinHandle<T>> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .stack_size(DEEP_STACK)
-        .spawn(work)
+/// The pool every walk runs on, started on first use: its workers have a
+/// [`DEEP_STACK`], and the fast engine spreads folders over them.
+pub(crate) fn pool() -> Result<&'static rayon::ThreadPool, &'static rayon::ThreadPoolBuildError> {
+    static POOL: OnceLock<Result<rayon::ThreadPool, rayon::ThreadPoolBuildError>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(DEEP_STACK)
+            .thread_name(|i| format!("walk-{i}"))
+            .build()
+    })
+    .as_ref()
+}
+
+/// Runs `work` on a worker of the walk pool, for the listing, the count and the
+/// printing, which recurse once per folder level. A thread of its own would cost a
+/// start and a hand-over more; the workers are needed for the listing anyway.
+pub fn on_walk_pool<T: Send>(
+    work: impl FnOnce() -> T + Send,
+) -> Result<T, &'static rayon::ThreadPoolBuildError> {
+    Ok(pool()?.install(work))
 }
 
 /// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code

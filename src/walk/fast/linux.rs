@@ -28,7 +28,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use rustix::fs::{FileType, Mode, OFlags, CWD};
@@ -50,8 +50,6 @@ const OPEN_AHEAD: usize = 16;
 /// and stats. Beyond it a folder is finished by the thread that listed it; the bound
 /// keeps the descriptor table below the size whose growth waits for RCU.
 const PIPELINED_FOLDERS: usize = 32;
-/// Worker stacks are large because the walk recurses once per folder level.
-const WORKER_STACK: usize = crate::walk::DEEP_STACK;
 
 pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
     crate::walk::raise_descriptor_limit();
@@ -70,14 +68,7 @@ fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 }
 
 fn pool() -> &'static rayon::ThreadPool {
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .stack_size(WORKER_STACK)
-            .thread_name(|i| format!("walk-{i}"))
-            .build()
-            .expect("the walk pool must start")
-    })
+    crate::walk::pool().expect("the walk pool must start")
 }
 
 struct Walker {
