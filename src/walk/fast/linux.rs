@@ -135,8 +135,8 @@ impl Walker {
 
     /// Finishes the listing and stats it on this thread (or, for a huge folder, on
     /// the pool), then enters the subfolders the stats name.
-    // Kept out of line: its locals would otherwise widen the frame of every level
-    // of a chain, which recurses through `folder`.
+    // Kept out of line: its locals would otherwise widen the frame of `folder`, and
+    // a chain walked without the pipeline recurses through both at every level.
     #[inline(never)]
     fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
         listing.finish(&fd);
@@ -211,6 +211,10 @@ impl Walker {
     /// done the levels are settled from the bottom up, the stats deciding which
     /// listings stand. The loop keeps a chain of any depth off this thread's stack:
     /// recursing once per level faulted in fresh stack pages all the way down.
+    // Out of line, like `unpipelined`: a chain walked without the pipeline (`-L`,
+    // `-x`, or every slot taken) still recurses through `folder`, whose frame would
+    // otherwise carry this loop's locals at every level.
+    #[inline(never)]
     fn chain(
         &self,
         fd: OwnedFd,
