@@ -108,7 +108,7 @@ const WINDOW_AFTER: usize = 5;
 const WINDOW_BYTES: usize = 8192;
 
 /// The first difference between two texts in memory, shown as
-/// [`render_first_difference`] does.
+/// `render_first_difference` does.
 pub fn first_difference(ours: &[u8], theirs: &[u8]) -> String {
     let at = ours
         .iter()
