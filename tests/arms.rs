@@ -169,6 +169,55 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
 }
 
 #[test]
+fn a_repro_line_builds_again_the_tree_the_run_removed() {
+    // The basic tree is built for the run and removed after it; the reference's
+    // repro line, pasted into a shell afterwards, builds it again and prints what
+    // the reference printed there, at the new tree's path.
+    let dir = temp_dir();
+    let sets = dir.path().join("summary.sets");
+    std::fs::write(&sets, "[only]\n-s\n").unwrap();
+    let sets = sets.to_string_lossy().into_owned();
+    let altered = format!("{} walk-alter-line 1", double());
+    let out = run_pair(
+        &eqcheck_walk("reference"),
+        &altered,
+        &["--sets", &sets, "--json", "-"],
+    );
+    assert_exit(&out, 1);
+    let report = json_report(&out.stdout);
+    let built = report["trees"][0]["path"].as_str().unwrap();
+    assert!(
+        !std::path::Path::new(built).exists(),
+        "{built} is still there"
+    );
+    let case = &report["cases"][0];
+    let repro = case["reference"]["repro"].as_str().unwrap();
+    assert!(!repro.contains(built), "{repro}");
+    let diff = case["streams"][0]["diff"].as_str().unwrap();
+    let said = diff
+        .lines()
+        .find_map(|l| l.strip_prefix('-').filter(|_| !l.starts_with("---")))
+        .unwrap_or_else(|| panic!("no reference line in {diff}"));
+    let again = std::process::Command::new("sh")
+        .args(["-c", repro])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&again.stdout);
+    let (size, path) = printed.trim_end().split_once('\t').unwrap_or_else(|| {
+        let stderr = String::from_utf8_lossy(&again.stderr);
+        panic!("{repro}\nprinted {printed:?}\n{stderr}")
+    });
+    assert_eq!(format!("{size}\t{{tree}}"), said, "{repro}");
+    assert!(path.ends_with("/tree") && path != built, "{path}");
+    // The repro line leaves its folders behind, as a repro by hand would.
+    let base = std::path::Path::new(path).parent().unwrap();
+    let _ = std::process::Command::new("rm")
+        .arg("-rf")
+        .arg(base)
+        .status();
+}
+
+#[test]
 fn the_arm_runs_the_very_file_the_report_names() {
     // A program found on PATH in a folder only root may enter: the arm user must
     // not quietly run another file of the same name further along PATH.

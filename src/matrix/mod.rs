@@ -152,6 +152,14 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
             baseline: &baseline,
             first_change: std::sync::Mutex::new(None),
         });
+        let rebuild = match (source, &built) {
+            (TreeSource::Spec(spec), Some(tree)) if !matrix.keep => Some(plan::Rebuild {
+                eqcheck: std::env::current_exe().unwrap_or_else(|_| "eqcheck".into()),
+                source: spec_argument(&spec.source),
+                root: tree.path().to_path_buf(),
+            }),
+            _ => None,
+        };
         let planned = plan::cases_for_tree(&name, &matrix.flag_sets, &matrix.groups);
         progress.tree_started(&name, planned.len());
         let case_dir = scratch.path().join(format!("tree-{tree_index}"));
@@ -160,8 +168,7 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
             let outcome = run_case(
                 &arms,
                 guard.as_ref(),
-                &name,
-                &root,
+                (&name, &root, rebuild.as_ref()),
                 case,
                 &case_dir.join(i.to_string()),
             );
@@ -395,11 +402,14 @@ impl Drop for Scratch {
     }
 }
 
+/// A tree as a case sees it: its name, where it is, and how a repro line builds it
+/// again when the run removes it.
+type CaseTree<'t> = (&'t str, &'t Path, Option<&'t plan::Rebuild>);
+
 fn run_case(
     arms: &Arms,
     guard: Option<&Guard>,
-    tree: &str,
-    root: &Path,
+    (tree, root, rebuild): CaseTree,
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
@@ -453,13 +463,22 @@ fn run_case(
         tree: tree.to_string(),
         group: case.group.clone(),
         set: case.set.label(),
-        reference: arm_run(&ref_argv, arms.env, reference),
-        candidate: arm_run(&cand_argv, arms.env, candidate),
+        reference: arm_run(&ref_argv, arms.env, rebuild, reference),
+        candidate: arm_run(&cand_argv, arms.env, rebuild, candidate),
         verdict: judged.verdict,
         streams: judged.streams,
         fired: judged.fired,
         notes: judged.notes,
     }
+}
+
+/// A spec as `eqcheck trees build` takes it from any folder: a built-in name as is,
+/// a spec file by its absolute path.
+fn spec_argument(source: &str) -> String {
+    if fixtures::is_builtin(source) {
+        return source.to_string();
+    }
+    std::fs::canonicalize(source).map_or(source.to_string(), |p| p.display().to_string())
 }
 
 /// A later run whose output is byte for byte its arm's first is pointed at the
@@ -485,7 +504,12 @@ fn share_repeated_output(
     later
 }
 
-fn arm_run(argv: &[std::ffi::OsString], env: &ArmEnvironment, runs: Vec<exec::Captured>) -> ArmRun {
+fn arm_run(
+    argv: &[std::ffi::OsString],
+    env: &ArmEnvironment,
+    rebuild: Option<&plan::Rebuild>,
+    runs: Vec<exec::Captured>,
+) -> ArmRun {
     let durations_ms: Vec<f64> = runs
         .iter()
         .map(|r| r.duration.as_secs_f64() * 1000.0)
@@ -499,7 +523,7 @@ fn arm_run(argv: &[std::ffi::OsString], env: &ArmEnvironment, runs: Vec<exec::Ca
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        repro: plan::repro(argv, env),
+        repro: plan::repro(argv, env, rebuild),
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,

@@ -2,7 +2,7 @@
 //! argument vector for a case, with `{tree}` filled in or the tree appended.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::exec::{ArmEnvironment, ArmUser};
 use crate::flagset::{FlagSet, FlagSetFile};
@@ -88,12 +88,35 @@ fn replace_placeholder(word: &str, tree: &Path) -> OsString {
     out
 }
 
+/// How a repro line gets back a tree the run built and removed: this eqcheck
+/// builds it again into a fresh folder, whose path then stands in the arm's
+/// arguments where the run's temp path stood.
+#[derive(Debug, Clone)]
+pub struct Rebuild {
+    /// The eqcheck binary that ran, by absolute path.
+    pub eqcheck: PathBuf,
+    /// The tree as `eqcheck trees build` takes it: a built-in name or a spec path.
+    pub source: String,
+    /// Where the run built it.
+    pub root: PathBuf,
+}
+
 /// A shell command that runs the arm again by hand as eqcheck ran it: in a fresh
 /// empty HOME (given to the arm user) as working folder, umask 022, only the
-/// pinned environment, as the arm user, stdin from the null device. (The tree it
-/// names is a temp folder, gone after the run unless `--keep`.)
-pub fn repro(argv: &[OsString], env: &ArmEnvironment) -> String {
-    let mut words = vec!["h=\"$(mktemp -d)\" &&".to_string()];
+/// pinned environment, as the arm user, stdin from the null device. A tree built
+/// for the run is gone after it (unless `--keep`), so with `rebuild` the command
+/// first builds the same tree again and runs the arm on that.
+pub fn repro(argv: &[OsString], env: &ArmEnvironment, rebuild: Option<&Rebuild>) -> String {
+    let mut words = Vec::new();
+    if let Some(rebuild) = rebuild {
+        // mktemp makes a folder only its owner may enter; the arm user must too.
+        words.push(format!(
+            "t=\"$(mktemp -d)\" && chmod 755 \"$t\" && t=\"$t/tree\" && {} trees build {} --into \"$t\" >/dev/null &&",
+            shell_words::quote(&rebuild.eqcheck.to_string_lossy()),
+            shell_words::quote(&rebuild.source)
+        ));
+    }
+    words.push("h=\"$(mktemp -d)\" &&".to_string());
     if let ArmUser::Unprivileged { uid, gid, .. } = &env.user {
         words.push(format!("chown {uid}:{gid} \"$h\" &&"));
     }
@@ -116,9 +139,30 @@ pub fn repro(argv: &[OsString], env: &ArmEnvironment) -> String {
             format!("sudo -u '#{uid}' -g '#{gid}' --")
         });
     }
-    words.push(shell_words::join(argv.iter().map(|a| a.to_string_lossy())));
+    let root = rebuild.map(|r| r.root.to_string_lossy());
+    let command: Vec<String> = argv
+        .iter()
+        .map(|word| with_tree_variable(&word.to_string_lossy(), root.as_deref()))
+        .collect();
+    words.push(command.join(" "));
     words.push("</dev/null".to_string());
     words.join(" ")
+}
+
+/// A word quoted for the shell, with each occurrence of the rebuilt tree's old path
+/// made `"$t"`.
+fn with_tree_variable(word: &str, root: Option<&str>) -> String {
+    match root {
+        Some(root) if !root.is_empty() && word.contains(root) => word
+            .split(root)
+            .map(|part| match part {
+                "" => String::new(),
+                part => shell_words::quote(part).into_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\"$t\""),
+        _ => shell_words::quote(word).into_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -167,5 +211,17 @@ mod tests {
             argv(&arm(&["w"]), &placed, &set(&["-s"]), tree),
             ["w", "-s", "--root=/t/web"]
         );
+    }
+
+    #[test]
+    fn a_rebuilt_tree_stands_in_every_word_that_named_the_old_one() {
+        let old = Some("/tmp/eqc-1");
+        assert_eq!(with_tree_variable("/tmp/eqc-1", old), "\"$t\"");
+        assert_eq!(
+            with_tree_variable("--root=/tmp/eqc-1/a b", old),
+            "'--root='\"$t\"'/a b'"
+        );
+        assert_eq!(with_tree_variable("a b", old), "'a b'");
+        assert_eq!(with_tree_variable("/tmp/eqc-1", None), "/tmp/eqc-1");
     }
 }
