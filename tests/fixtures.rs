@@ -211,6 +211,40 @@ fn an_unprivileged_run_builds_and_removes_locked_folders() {
     assert!(left.is_empty(), "left behind: {left:?}\n{out}");
 }
 
+/// A chain deeper than the descriptor limit: removing the built tree must not hold
+/// a descriptor per level, or the run ends with the tree still on disk.
+#[test]
+fn a_tree_deeper_than_the_descriptor_limit_is_removed_after_the_run() {
+    let dir = temp_dir();
+    let (spec, sets, temp) = (
+        dir.path().join("chain.tree"),
+        dir.path().join("one.sets"),
+        dir.path().join("temp"),
+    );
+    fs::write(&spec, "generate chain d depth=600\n").unwrap();
+    fs::write(&sets, "[only]\n-s\n").unwrap();
+    fs::create_dir(&temp).unwrap();
+    crate::util::set_mode(&temp, 0o777);
+    // Arms that do not walk: the tree is built, fingerprinted and removed all the
+    // same, and only the removal is under test.
+    let printer = format!("{} print x", env!("CARGO_BIN_EXE_eqcheck-double"));
+    let out = Cmd::new("prlimit")
+        .arg("--nofile=256:256")
+        .arg(crate::util::eqcheck())
+        .args([OsStr::new("--tree"), spec.as_os_str()])
+        .args([OsStr::new("--sets"), sets.as_os_str()])
+        .args(["--ref", &printer, "--cand", &printer])
+        .env("TMPDIR", &temp)
+        .cwd(dir.path())
+        .output();
+    assert_exit(&out, 0);
+    let left: Vec<PathBuf> = fs::read_dir(&temp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}\n{out}");
+}
+
 #[test]
 fn malformed_specs_give_file_and_line_and_exit_2() {
     let dir = temp_dir();
