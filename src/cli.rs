@@ -222,6 +222,8 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         as_user: args.as_user,
         env: Vec::new(),
     };
+    // The file's `sets` selects the groups unless the command line chose either.
+    let sets_from_file = given.sets.is_none() && given.flagsets.is_none();
     let merged = project::merge(given, project_file.as_ref(), args.self_check, args.as_root)?;
     let request = RunRequest {
         json: args.json,
@@ -231,7 +233,8 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         config: project_file.as_ref().map(|f| f.path.display().to_string()),
         ..merged.into_request()
     };
-    let matrix = config::resolve(&request)?;
+    let matrix = config::resolve(&request)
+        .map_err(|err| project::place_unknown_group(project_file.as_ref(), sets_from_file, err))?;
     // Open every report destination first: a bad path is a usage error before any
     // arm runs, not after the whole matrix.
     let reports = crate::report::open(&crate::report::ReportRequest {

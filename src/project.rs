@@ -34,6 +34,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::{self, RunRequest};
+use crate::flagset::FlagSetError::UnknownGroup;
 use crate::{fixtures, flagset};
 
 /// The file looked for in the working folder.
@@ -91,6 +92,9 @@ struct Places {
     candidate: Option<Place>,
     /// `flagsets`, or `sets` when it names the flag-set file.
     flagsets: Option<Place>,
+    /// `sets` when it names groups: known to exist only once the flag-set file
+    /// the run uses is loaded.
+    sets: Option<Place>,
     /// One per tree, in order.
     trees: Vec<Place>,
 }
@@ -184,6 +188,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
         reference: (written.reference.as_ref()).map(|value| place("reference", value.span())),
         candidate: (written.candidate.as_ref()).map(|value| place("candidate", value.span())),
         flagsets: (written.flagsets.as_ref()).map(|value| place("flagsets", value.span())),
+        sets: None,
         trees: (written.trees.iter().flatten())
             .map(|value| place("trees", value.span()))
             .collect(),
@@ -213,6 +218,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, ProjectError> {
             options.flagsets = Some(rebase(sets.get_ref(), folder));
             places.flagsets = Some(place("sets", sets.span()));
         } else {
+            places.sets = Some(place("sets", sets.span()));
             options.sets = Some(sets.into_inner());
         }
     }
@@ -357,6 +363,31 @@ fn merge_unchecked(
         // A later value for a name wins when the arms' environment is set.
         env: ours.env.into_iter().chain(given.env).collect(),
     })
+}
+
+/// A group the file's `sets` names but the flag-set file lacks, said at `sets`
+/// when the run selects its groups by the file's `sets` (the command line gave
+/// neither `--sets` nor `--flagsets`). Any other error stays as it is.
+pub fn place_unknown_group(
+    file: Option<&ProjectFile>,
+    by_file_sets: bool,
+    err: config::ConfigError,
+) -> anyhow::Error {
+    let place = file.and_then(|f| f.places.sets.as_ref().map(|place| (f, place)));
+    match (&err, place) {
+        (config::ConfigError::FlagSet(unknown @ UnknownGroup { .. }), Some((file, place)))
+            if by_file_sets =>
+        {
+            ProjectError::At {
+                file: file.path.display().to_string(),
+                line: place.line,
+                column: place.column,
+                message: format!("{}: {unknown}", place.key),
+            }
+            .into()
+        }
+        _ => err.into(),
+    }
 }
 
 /// Whether the command line names the flag-set file, which then replaces the

@@ -273,6 +273,27 @@ fn a_configs_value_that_names_nothing_is_reported_at_its_place() {
 }
 
 #[test]
+fn a_group_the_configs_sets_names_but_the_flag_set_file_lacks_is_reported_at_sets() {
+    let dir = temp_dir();
+    write(
+        dir.path(),
+        "eqcheck.toml",
+        &config_with("sets = \"depth,nosuch\""),
+    );
+    let out = eqcheck_in(dir.path(), &[]);
+    assert_exit(&out, 2);
+    let expected = "eqcheck.toml:1:8: sets: flagsets/walk.sets: no group `nosuch` (groups: ";
+    assert!(stderr(&out).contains(expected), "{out}");
+    // A group given on the command line keeps the flag-set file's own message.
+    let out = eqcheck_in(dir.path(), &["--sets", "nosuch"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).starts_with("eqcheck: flagsets/walk.sets: no group `nosuch`"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_configs_value_the_command_line_replaces_is_not_checked() {
     let dir = temp_dir();
     let text = format!(
