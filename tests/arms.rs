@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::run::{double, eqcheck_walk, json_report, run_pair, verdicts};
-use crate::util::{assert_exit, run, temp_dir};
+use crate::util::{assert_exit, run, temp_dir, written};
 
 #[test]
 fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
@@ -51,9 +51,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
     // A program that prints where it runs prints the same for both arms and every
     // run: the HOME is made anew each time at one path.
     let dir = temp_dir();
-    let sets = dir.path().join("where.sets");
-    std::fs::write(&sets, "operand =\n[only]\n(none)\n").unwrap();
-    let sets = sets.to_string_lossy().into_owned();
+    let sets = written(dir.path(), "where.sets", "operand =\n[only]\n(none)\n");
     let printer = "sh -c 'pwd; echo $HOME $XDG_CONFIG_HOME; ls -A'";
     let out = run_pair(
         printer,
@@ -174,9 +172,7 @@ fn a_repro_line_builds_again_the_tree_the_run_removed() {
     // repro line, pasted into a shell afterwards, builds it again and prints what
     // the reference printed there, at the new tree's path.
     let dir = temp_dir();
-    let sets = dir.path().join("summary.sets");
-    std::fs::write(&sets, "[only]\n-s\n").unwrap();
-    let sets = sets.to_string_lossy().into_owned();
+    let sets = written(dir.path(), "summary.sets", "[only]\n-s\n");
     let altered = format!("{} walk-alter-line 1", double());
     let out = run_pair(
         &eqcheck_walk("reference"),

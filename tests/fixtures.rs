@@ -178,6 +178,15 @@ fn locked_folders_are_removed_when_the_tree_drops() {
     );
 }
 
+/// The run's temp folder is empty again once the run is over.
+fn assert_nothing_left(temp: &Path, out: &crate::util::Output) {
+    let left: Vec<PathBuf> = fs::read_dir(temp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}\n{out}");
+}
+
 /// As root, mode 000 hides nothing from this process, so an unprivileged eqcheck
 /// builds the tree (modes are set last, or its entries could not go in) and removes
 /// it after the run.
@@ -204,11 +213,7 @@ fn an_unprivileged_run_builds_and_removes_locked_folders() {
         .user(Some((65534, 65534)))
         .output();
     assert_exit(&out, 0);
-    let left: Vec<PathBuf> = fs::read_dir(&temp)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}\n{out}");
+    assert_nothing_left(&temp, &out);
 }
 
 /// A chain deeper than the descriptor limit: removing the built tree must not hold
@@ -238,11 +243,7 @@ fn a_tree_deeper_than_the_descriptor_limit_is_removed_after_the_run() {
         .cwd(dir.path())
         .output();
     assert_exit(&out, 0);
-    let left: Vec<PathBuf> = fs::read_dir(&temp)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}\n{out}");
+    assert_nothing_left(&temp, &out);
 }
 
 #[test]

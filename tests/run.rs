@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{assert_exit, run, temp_dir, Output};
+use crate::util::{assert_exit, run, temp_dir, written, Output};
 
 /// The test double built beside eqcheck (tests/support/double.rs).
 pub(crate) fn double() -> String {
@@ -352,9 +352,11 @@ fn a_json_path_that_cannot_be_written_stops_the_run_before_it_starts() {
 fn entries_a_tree_could_not_hold_are_named_in_the_report() {
     // Linux refuses user.* xattrs on symlinks: the link is made, its xattr skipped.
     let dir = temp_dir();
-    let spec = dir.path().join("skips.tree");
-    std::fs::write(&spec, "file a size=10\nsymlink l -> a xattr.user.c=1\n").unwrap();
-    let spec = spec.to_string_lossy().into_owned();
+    let spec = written(
+        dir.path(),
+        "skips.tree",
+        "file a size=10\nsymlink l -> a xattr.user.c=1\n",
+    );
     let out = run(["--tree", &spec, "--sets", "depth", "--json", "-"]);
     assert_exit(&out, 0);
     let report = json_report(&out.stdout);

@@ -198,6 +198,13 @@ impl fmt::Display for Output {
     }
 }
 
+/// Writes `text` to `name` in `dir` and gives the file's path, for arguments.
+pub fn written(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write a file for the test");
+    path.to_string_lossy().into_owned()
+}
+
 /// Runs the built binary with these arguments from the current folder.
 pub fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
     Cmd::new(eqcheck()).args(args).output()
