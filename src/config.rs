@@ -213,6 +213,7 @@ fn default_arms() -> Result<(Arm, Arm), ConfigError> {
     let engine = |name: &str| Arm {
         command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
         is_eqcheck: true,
+        copied_from: None,
     };
     Ok((engine("reference"), engine("fast")))
 }
@@ -248,6 +249,7 @@ fn arm(flag: &'static str, text: &str) -> Result<Arm, ConfigError> {
     Ok(Arm {
         command,
         is_eqcheck: false,
+        copied_from: None,
     })
 }
 

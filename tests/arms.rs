@@ -167,50 +167,58 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
 }
 
 #[test]
-fn a_repro_line_builds_again_the_tree_the_run_removed() {
-    // The basic tree is built for the run and removed after it; the reference's
-    // repro line, pasted into a shell afterwards, builds it again and prints what
-    // the reference printed there, at the new tree's path.
+fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
+    // The basic tree is built for the run, and as root the arms run a copy of
+    // eqcheck made for the arm user; both are gone after the run. Each arm's repro
+    // line, pasted afterwards into a shell whose umask is tighter than the run's,
+    // makes its own and prints what a walk of the same tree prints.
     let dir = temp_dir();
     let sets = written(dir.path(), "summary.sets", "[only]\n-s\n");
-    let altered = format!("{} walk-alter-line 1", double());
-    let out = run_pair(
-        &eqcheck_walk("reference"),
-        &altered,
-        &["--sets", &sets, "--json", "-"],
-    );
-    assert_exit(&out, 1);
+    let out = run(["--tree", "basic", "--sets", &sets, "--json", "-"]);
+    assert_exit(&out, 0);
     let report = json_report(&out.stdout);
     let built = report["trees"][0]["path"].as_str().unwrap();
     assert!(
         !std::path::Path::new(built).exists(),
         "{built} is still there"
     );
-    let case = &report["cases"][0];
-    let repro = case["reference"]["repro"].as_str().unwrap();
-    assert!(!repro.contains(built), "{repro}");
-    let diff = case["streams"][0]["diff"].as_str().unwrap();
-    let said = diff
-        .lines()
-        .find_map(|l| l.strip_prefix('-').filter(|_| !l.starts_with("---")))
-        .unwrap_or_else(|| panic!("no reference line in {diff}"));
-    let again = std::process::Command::new("sh")
-        .args(["-c", repro])
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&again.stdout);
-    let (size, path) = printed.trim_end().split_once('\t').unwrap_or_else(|| {
-        let stderr = String::from_utf8_lossy(&again.stderr);
-        panic!("{repro}\nprinted {printed:?}\n{stderr}")
-    });
-    assert_eq!(format!("{size}\t{{tree}}"), said, "{repro}");
-    assert!(path.ends_with("/tree") && path != built, "{path}");
-    // The repro line leaves its folders behind, as a repro by hand would.
-    let base = std::path::Path::new(path).parent().unwrap();
-    let _ = std::process::Command::new("rm")
-        .arg("-rf")
-        .arg(base)
-        .status();
+    let ours = dir.path().join("basic");
+    let built_here = crate::util::Cmd::new(crate::util::eqcheck())
+        .args(["trees", "build", "basic", "--into"])
+        .arg(&ours)
+        .output();
+    assert_exit(&built_here, 0);
+    let expected = run(["walk".as_ref(), "-s".as_ref(), ours.as_os_str()]);
+    let size = |stdout: &[u8]| {
+        String::from_utf8_lossy(stdout)
+            .split('\t')
+            .next()
+            .map(String::from)
+    };
+    for arm in ["reference", "candidate"] {
+        let repro = report["cases"][0][arm]["repro"].as_str().unwrap();
+        assert!(!repro.contains(built), "{repro}");
+        let again = std::process::Command::new("sh")
+            .args(["-c", &format!("umask 077; {repro}")])
+            .output()
+            .unwrap();
+        let shown = || format!("{repro}\n{again:?}");
+        assert!(again.status.success(), "{}", shown());
+        assert_eq!(size(&again.stdout), size(&expected.stdout), "{}", shown());
+        let printed = String::from_utf8_lossy(&again.stdout);
+        let path = printed
+            .trim_end()
+            .split_once('\t')
+            .map(|(_, p)| p.to_string());
+        let path = path.unwrap_or_else(|| panic!("{}", shown()));
+        assert!(path.ends_with("/tree"), "{}", shown());
+        // The repro line leaves its folders behind, as a repro by hand would.
+        let base = std::path::Path::new(&path).parent().unwrap();
+        let _ = std::process::Command::new("rm")
+            .arg("-rf")
+            .arg(base)
+            .status();
+    }
 }
 
 #[test]

@@ -361,10 +361,11 @@ impl Scratch {
             })?;
         }
         let mut command = arm.command.clone();
-        command[0] = copy.to_string_lossy().into_owned();
+        let original = std::mem::replace(&mut command[0], copy.to_string_lossy().into_owned());
         Ok(Arm {
             command,
             is_eqcheck: true,
+            copied_from: Some(original.into()),
         })
     }
 
@@ -463,8 +464,8 @@ fn run_case(
         tree: tree.to_string(),
         group: case.group.clone(),
         set: case.set.label(),
-        reference: arm_run(&ref_argv, arms.env, rebuild, reference),
-        candidate: arm_run(&cand_argv, arms.env, rebuild, candidate),
+        reference: arm_run(&ref_argv, arms.env, (rebuild, arms.reference), reference),
+        candidate: arm_run(&cand_argv, arms.env, (rebuild, arms.candidate), candidate),
         verdict: judged.verdict,
         streams: judged.streams,
         fired: judged.fired,
@@ -504,10 +505,13 @@ fn share_repeated_output(
     later
 }
 
+/// One arm's runs of a case as the report gives them. Its repro line makes again
+/// what the run made for itself: the tree, with `rebuild`, and the arm's program,
+/// when the arm ran a copy.
 fn arm_run(
     argv: &[std::ffi::OsString],
     env: &ArmEnvironment,
-    rebuild: Option<&plan::Rebuild>,
+    (rebuild, arm): (Option<&plan::Rebuild>, &Arm),
     runs: Vec<exec::Captured>,
 ) -> ArmRun {
     let durations_ms: Vec<f64> = runs
@@ -523,7 +527,7 @@ fn arm_run(
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        repro: plan::repro(argv, env, rebuild),
+        repro: plan::repro(argv, env, rebuild, arm.copied_from.as_deref()),
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,

@@ -17,6 +17,9 @@ pub struct Arm {
     /// The program is eqcheck itself (the default arms): when the arms run as
     /// another user, a copy that user can reach is run instead.
     pub is_eqcheck: bool,
+    /// The binary the program is a copy of, when it is such a copy: the copy goes
+    /// with the run, so a repro line makes its own.
+    pub copied_from: Option<PathBuf>,
 }
 
 /// One case of a tree: a group's set.
@@ -101,13 +104,23 @@ pub struct Rebuild {
     pub root: PathBuf,
 }
 
-/// A shell command that runs the arm again by hand as eqcheck ran it: in a fresh
-/// empty HOME (given to the arm user) as working folder, umask 022, only the
-/// pinned environment, as the arm user, stdin from the null device. A tree built
-/// for the run is gone after it (unless `--keep`), so with `rebuild` the command
-/// first builds the same tree again and runs the arm on that.
-pub fn repro(argv: &[OsString], env: &ArmEnvironment, rebuild: Option<&Rebuild>) -> String {
-    let mut words = Vec::new();
+/// A shell command that runs the arm again by hand as eqcheck ran it: umask 022,
+/// in a fresh empty HOME (given to the arm user) as working folder, only the pinned
+/// environment, as the arm user, stdin from the null device. What the run made for
+/// itself is gone after it, so the command makes its own first: the same tree again
+/// with `rebuild` (unless the run kept it), and its own copy of a program the run
+/// ran as a copy (`copied_from`).
+pub fn repro(
+    argv: &[OsString],
+    env: &ArmEnvironment,
+    rebuild: Option<&Rebuild>,
+    copied_from: Option<&Path>,
+) -> String {
+    // First, so a rebuilt tree's folders get the modes the run's had.
+    let mut words = vec!["umask 022 &&".to_string()];
+    // Paths of the run's that stand in the arm's arguments, and the shell variable
+    // naming the command's own in their place.
+    let mut stand_ins: Vec<(String, &str)> = Vec::new();
     if let Some(rebuild) = rebuild {
         // mktemp makes a folder only its owner may enter; the arm user must too.
         words.push(format!(
@@ -115,12 +128,26 @@ pub fn repro(argv: &[OsString], env: &ArmEnvironment, rebuild: Option<&Rebuild>)
             shell_words::quote(&rebuild.eqcheck.to_string_lossy()),
             shell_words::quote(&rebuild.source)
         ));
+        stand_ins.push((rebuild.root.to_string_lossy().into_owned(), "t"));
+    }
+    let copy = argv.first().map(Path::new);
+    if let (Some(original), Some(folder), Some(name)) = (
+        copied_from,
+        copy.and_then(Path::parent),
+        copy.and_then(Path::file_name),
+    ) {
+        words.push(format!(
+            "e=\"$(mktemp -d)\" && chmod 755 \"$e\" && cp {} \"$e\"/{} &&",
+            shell_words::quote(&original.to_string_lossy()),
+            shell_words::quote(&name.to_string_lossy())
+        ));
+        stand_ins.push((folder.to_string_lossy().into_owned(), "e"));
     }
     words.push("h=\"$(mktemp -d)\" &&".to_string());
     if let ArmUser::Unprivileged { uid, gid, .. } = &env.user {
         words.push(format!("chown {uid}:{gid} \"$h\" &&"));
     }
-    words.push("cd \"$h\" && umask 022 && env -i".to_string());
+    words.push("cd \"$h\" && env -i".to_string());
     let set = |name: &str| env.vars.iter().any(|(n, _)| n == name);
     for (name, value) in &env.vars {
         let pair = format!("{}={}", name.to_string_lossy(), value.to_string_lossy());
@@ -139,29 +166,30 @@ pub fn repro(argv: &[OsString], env: &ArmEnvironment, rebuild: Option<&Rebuild>)
             format!("sudo -u '#{uid}' -g '#{gid}' --")
         });
     }
-    let root = rebuild.map(|r| r.root.to_string_lossy());
     let command: Vec<String> = argv
         .iter()
-        .map(|word| with_tree_variable(&word.to_string_lossy(), root.as_deref()))
+        .map(|word| with_stand_ins(&word.to_string_lossy(), &stand_ins))
         .collect();
     words.push(command.join(" "));
     words.push("</dev/null".to_string());
     words.join(" ")
 }
 
-/// A word quoted for the shell, with each occurrence of the rebuilt tree's old path
-/// made `"$t"`.
-fn with_tree_variable(word: &str, root: Option<&str>) -> String {
-    match root {
-        Some(root) if !root.is_empty() && word.contains(root) => word
-            .split(root)
+/// A word quoted for the shell, with each stand-in path in it made `"$VARIABLE"`.
+fn with_stand_ins(word: &str, stand_ins: &[(String, &str)]) -> String {
+    let found = stand_ins
+        .iter()
+        .find(|(path, _)| !path.is_empty() && word.contains(path.as_str()));
+    match found {
+        Some((path, variable)) => word
+            .split(path.as_str())
             .map(|part| match part {
                 "" => String::new(),
-                part => shell_words::quote(part).into_owned(),
+                part => with_stand_ins(part, stand_ins),
             })
             .collect::<Vec<_>>()
-            .join("\"$t\""),
-        _ => shell_words::quote(word).into_owned(),
+            .join(&format!("\"${variable}\"")),
+        None => shell_words::quote(word).into_owned(),
     }
 }
 
@@ -182,6 +210,7 @@ mod tests {
         let arm = |words: &[&str]| Arm {
             command: words.iter().map(|s| s.to_string()).collect(),
             is_eqcheck: false,
+            copied_from: None,
         };
         let tree = Path::new("/t/web");
         assert_eq!(
@@ -214,14 +243,18 @@ mod tests {
     }
 
     #[test]
-    fn a_rebuilt_tree_stands_in_every_word_that_named_the_old_one() {
-        let old = Some("/tmp/eqc-1");
-        assert_eq!(with_tree_variable("/tmp/eqc-1", old), "\"$t\"");
+    fn the_commands_own_folders_stand_in_every_word_that_named_the_runs() {
+        let stand_ins = [("/tmp/eqc-1".to_string(), "t"), ("/s".to_string(), "e")];
+        assert_eq!(with_stand_ins("/tmp/eqc-1", &stand_ins), "\"$t\"");
         assert_eq!(
-            with_tree_variable("--root=/tmp/eqc-1/a b", old),
+            with_stand_ins("--root=/tmp/eqc-1/a b", &stand_ins),
             "'--root='\"$t\"'/a b'"
         );
-        assert_eq!(with_tree_variable("a b", old), "'a b'");
-        assert_eq!(with_tree_variable("/tmp/eqc-1", None), "/tmp/eqc-1");
+        assert_eq!(
+            with_stand_ins("/s/eqcheck=/tmp/eqc-1", &stand_ins),
+            "\"$e\"'/eqcheck='\"$t\""
+        );
+        assert_eq!(with_stand_ins("a b", &stand_ins), "'a b'");
+        assert_eq!(with_stand_ins("/tmp/eqc-1", &[]), "/tmp/eqc-1");
     }
 }
