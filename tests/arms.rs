@@ -182,13 +182,8 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
         !std::path::Path::new(built).exists(),
         "{built} is still there"
     );
-    let ours = dir.path().join("basic");
-    let built_here = crate::util::Cmd::new(crate::util::eqcheck())
-        .args(["trees", "build", "basic", "--into"])
-        .arg(&ours)
-        .output();
-    assert_exit(&built_here, 0);
-    let expected = run(["walk".as_ref(), "-s".as_ref(), ours.as_os_str()]);
+    let ours = crate::util::built_tree("basic");
+    let expected = run(["walk".as_ref(), "-s".as_ref(), ours.path().as_os_str()]);
     let size = |stdout: &[u8]| {
         String::from_utf8_lossy(stdout)
             .split('\t')

@@ -168,7 +168,9 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
             let outcome = run_case(
                 &arms,
                 guard.as_ref(),
-                (&name, &root, rebuild.as_ref()),
+                &name,
+                &root,
+                rebuild.as_ref(),
                 case,
                 &case_dir.join(i.to_string()),
             );
@@ -403,14 +405,14 @@ impl Drop for Scratch {
     }
 }
 
-/// A tree as a case sees it: its name, where it is, and how a repro line builds it
-/// again when the run removes it.
-type CaseTree<'t> = (&'t str, &'t Path, Option<&'t plan::Rebuild>);
-
+/// Runs both arms of one case on the tree `tree` at `root`; `rebuild` says how a
+/// repro line builds the tree again when the run removes it.
 fn run_case(
     arms: &Arms,
     guard: Option<&Guard>,
-    (tree, root, rebuild): CaseTree,
+    tree: &str,
+    root: &Path,
+    rebuild: Option<&plan::Rebuild>,
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
@@ -464,8 +466,8 @@ fn run_case(
         tree: tree.to_string(),
         group: case.group.clone(),
         set: case.set.label(),
-        reference: arm_run(&ref_argv, arms.env, (rebuild, arms.reference), reference),
-        candidate: arm_run(&cand_argv, arms.env, (rebuild, arms.candidate), candidate),
+        reference: arm_run(arms.reference, &ref_argv, arms.env, rebuild, reference),
+        candidate: arm_run(arms.candidate, &cand_argv, arms.env, rebuild, candidate),
         verdict: judged.verdict,
         streams: judged.streams,
         fired: judged.fired,
@@ -509,9 +511,10 @@ fn share_repeated_output(
 /// what the run made for itself: the tree, with `rebuild`, and the arm's program,
 /// when the arm ran a copy.
 fn arm_run(
+    arm: &Arm,
     argv: &[std::ffi::OsString],
     env: &ArmEnvironment,
-    (rebuild, arm): (Option<&plan::Rebuild>, &Arm),
+    rebuild: Option<&plan::Rebuild>,
     runs: Vec<exec::Captured>,
 ) -> ArmRun {
     let durations_ms: Vec<f64> = runs

@@ -131,7 +131,7 @@ pub(crate) fn should_descend(
 
 /// Stack size for the threads that walk, count or print a tree: every one of those
 /// recurses once per folder level. Only what is used is ever committed.
-pub const DEEP_STACK: usize = 1 << 30;
+const DEEP_STACK: usize = 1 << 30;
 
 /// The pool every walk runs on, started on first use: its workers have a
 /// [`DEEP_STACK`], and the fast engine spreads folders over them.
