@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{self, RunRequest};
-use crate::project;
+use crate::exit::Failure;
+use crate::settings::{self, file, resolve, Given, Guard, Layer, RunMode};
 use crate::walk::du::{DuOptions, Unit};
 use crate::walk::{Engine, ListOptions};
 
@@ -90,8 +90,12 @@ struct RunArgs {
     #[arg(long)]
     as_root: bool,
     /// How closely each tree is fingerprinted around every arm. [default: metadata]
-    #[arg(long, value_name = "metadata|content|off")]
-    guard: Option<String>,
+    #[arg(long, value_enum, value_name = "HOW")]
+    guard: Option<GuardArg>,
+    /// The name both arms see as their program's (argv[0]). Default: each arm's
+    /// program file name, such as `du` for `old/du` and `new/du`.
+    #[arg(long, value_name = "NAME")]
+    argv0: Option<String>,
     /// Leave the built trees in place and print where they are.
     #[arg(long)]
     keep: bool,
@@ -157,6 +161,16 @@ enum ColorArg {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
+enum GuardArg {
+    /// Types, sizes, modes, owners, link targets and times of every entry.
+    Metadata,
+    /// The metadata and a digest of every file's contents.
+    Content,
+    /// No fingerprint between arms.
+    Off,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
 enum EngineArg {
     Reference,
     Fast,
@@ -177,7 +191,7 @@ enum TreesCommand {
 }
 
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
-pub fn main() -> anyhow::Result<u8> {
+pub fn main() -> Result<u8, Failure> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -194,51 +208,31 @@ pub fn main() -> anyhow::Result<u8> {
     };
     match cli.command {
         Some(Command::Walk(args)) => Ok(walk(args)),
-        Some(Command::Trees(command)) => trees(command),
+        Some(Command::Trees(command)) => trees(command).map_err(Failure::usage),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
 }
 
-fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let project_file = project::find(args.config.as_deref(), args.no_config)?;
-    let timeout = match args.timeout {
-        Some(secs) => Some(
-            std::time::Duration::try_from_secs_f64(secs)
-                .map_err(|_| anyhow::anyhow!("--timeout {secs}: not a number of seconds"))?,
-        ),
-        None => None,
-    };
-    let given = project::Layer {
-        reference: args.reference,
-        candidate: args.candidate,
-        flagsets: args.flagsets,
-        sets: args.sets,
-        trees: args.trees,
-        timeout,
-        runs: args.runs,
-        jobs: args.jobs,
-        guard: args.guard,
-        as_user: args.as_user,
-        env: Vec::new(),
-    };
-    // The file's `sets` selects the groups unless the command line chose either.
-    let sets_from_file = given.sets.is_none() && given.flagsets.is_none();
-    let merged = project::merge(given, project_file.as_ref(), args.self_check, args.as_root)?;
-    let request = RunRequest {
-        json: args.json,
-        as_root: args.as_root,
-        keep: args.keep,
+fn run(args: RunArgs) -> Result<u8, Failure> {
+    let project_file =
+        file::find(args.config.as_deref(), args.no_config).map_err(Failure::usage)?;
+    let mode = RunMode {
         self_check: args.self_check,
-        config: project_file.as_ref().map(|f| f.path.display().to_string()),
-        ..merged.into_request()
+        as_root: args.as_root,
     };
-    let matrix = config::resolve(&request)
-        .map_err(|err| project::place_unknown_group(project_file.as_ref(), sets_from_file, err))?;
+    let from_file = project_file.as_ref().map(|f| f.options.clone());
+    let options = settings::merge(given(&args), from_file.unwrap_or_default(), mode);
+    let extras = resolve::RunExtras {
+        mode,
+        keep: args.keep,
+        config: project_file.as_ref().map(|f| f.path.display().to_string()),
+    };
+    let matrix = resolve::resolve(&options, &extras).map_err(Failure::usage)?;
     // Open every report destination first: a bad path is a usage error before any
     // arm runs, not after the whole matrix.
     let reports = crate::report::open(&crate::report::ReportRequest {
-        json: request.json.clone(),
+        json: args.json,
         markdown: args.markdown,
         junit: args.junit,
         color: match args.color {
@@ -247,13 +241,44 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             ColorArg::Never => crate::report::ColorChoice::Never,
         },
         environment: crate::report::Environment::current(),
-    })?;
+    })
+    .map_err(Failure::usage)?;
     let outcome = crate::matrix::run(&matrix, reports.progress());
     reports.end_progress();
-    crate::fixtures::cleanup::exit_if_interrupted();
-    let outcome = outcome?;
-    reports.write(&outcome)?;
+    crate::cleanup::exit_if_interrupted();
+    let outcome = outcome.map_err(Failure::harness)?;
+    reports.write(&outcome).map_err(Failure::harness)?;
     Ok(outcome.exit_code())
+}
+
+/// The run options the command line gives, each tagged with its flag.
+fn given(args: &RunArgs) -> Layer {
+    let text = |flag, value: &Option<String>| value.clone().map(|v| Given::flag(flag, v));
+    Layer {
+        reference: text("--ref", &args.reference),
+        candidate: text("--cand", &args.candidate),
+        flagsets: text("--flagsets", &args.flagsets),
+        sets: text("--sets", &args.sets),
+        trees: (args.trees.iter())
+            .map(|t| Given::flag("--tree", t.clone()))
+            .collect(),
+        timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
+        runs: args.runs.map(|n| Given::flag("--runs", n)),
+        jobs: args.jobs.map(|n| Given::flag("--jobs", n)),
+        guard: args.guard.map(|guard| {
+            Given::flag(
+                "--guard",
+                match guard {
+                    GuardArg::Metadata => Guard::Metadata,
+                    GuardArg::Content => Guard::Content,
+                    GuardArg::Off => Guard::Off,
+                },
+            )
+        }),
+        as_user: text("--as-user", &args.as_user),
+        argv0: text("--argv0", &args.argv0),
+        env: Vec::new(),
+    }
 }
 
 fn walk(args: WalkArgs) -> u8 {

@@ -10,6 +10,7 @@
 //! common = -P -c -w 200
 //! operand = {tree}
 //! env.RUST_BACKTRACE = 0
+//! argv0 = dust
 //! [sizes]
 //! (none)
 //! -b -a
@@ -92,13 +93,21 @@ pub struct FlagSetFile {
     pub operand: Vec<String>,
     /// Environment overrides for both arms, on top of the pinned environment.
     pub env: Vec<(String, String)>,
+    /// The program name both arms run with (argv[0]), when the file sets one; else
+    /// each arm runs with its program's file name.
+    pub argv0: Option<String>,
     pub groups: Vec<Group>,
     /// Normalizer rules in file order, which is the order they apply in.
     pub rules: Vec<Rule>,
 }
 
+/// The placeholder for the tree's path, wherever an arm's command, a flag-set
+/// file's `common` or `operand`, or a set names it; normalized output names the tree
+/// root so too.
+pub const TREE_PLACEHOLDER: &str = "{tree}";
+
 /// The keys of the file's header, besides `env.NAME`.
-const HEADER_KEYS: &[&str] = &["description", "common", "operand"];
+const HEADER_KEYS: &[&str] = &["description", "common", "operand", "argv0"];
 
 /// The flag-set files compiled into the binary, by name.
 const BUILTIN: &[(&str, &str)] = &[
@@ -135,8 +144,9 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
         file: file.to_string(),
         description: String::new(),
         common: Vec::new(),
-        operand: vec![crate::matrix::plan::TREE_PLACEHOLDER.to_string()],
+        operand: vec![TREE_PLACEHOLDER.to_string()],
         env: Vec::new(),
+        argv0: None,
         groups: Vec::new(),
         rules: Vec::new(),
     };
@@ -407,6 +417,8 @@ fn misplaced_key(key: &str) -> String {
 fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), String> {
     match key {
         "description" => parsed.description = value,
+        "argv0" if value.is_empty() => return Err("`argv0` names the program: it is empty".into()),
+        "argv0" => parsed.argv0 = Some(value),
         "common" | "operand" if starts_shell_comment(&value) => return Err(SHELL_COMMENT.into()),
         "common" => {
             parsed.common =

@@ -2,17 +2,19 @@
 //! correct one prints: it runs a reference and a candidate arm over fixture trees
 //! with a matrix of flag sets and says precisely how their outputs differ.
 //!
-//! Dependencies point one way: `cli → project → config → {matrix, walk, fixtures} →
-//! outcome → report`. `walk`, `fixtures` and `flagset` never see the command line.
+//! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
+//! → normalize → outcome`, and `cli → report → outcome`; `cleanup` and `exit` sit at
+//! the bottom for all. `walk`, `fixtures` and `flagset` never see the command line.
+//! `docs/architecture.md` draws the layers and says which module owns what.
 
+pub mod cleanup;
 pub mod cli;
-pub mod config;
 pub mod exit;
 pub mod fixtures;
 pub mod flagset;
 pub mod matrix;
 pub mod normalize;
 pub mod outcome;
-pub mod project;
 pub mod report;
+pub mod settings;
 pub mod walk;

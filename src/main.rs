@@ -5,14 +5,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     match eqcheck::cli::main() {
         Ok(code) => ExitCode::from(code),
-        Err(err) => {
-            eprintln!("eqcheck: {err:#}");
-            let harness = err.downcast_ref::<eqcheck::matrix::MatrixError>().is_some();
-            ExitCode::from(if harness {
-                eqcheck::exit::HARNESS_FAILURE
-            } else {
-                eqcheck::exit::USAGE
-            })
+        Err(failure) => {
+            // `{:#}` prints the whole chain of causes on one line.
+            let chain = match &failure {
+                eqcheck::exit::Failure::Usage(err) | eqcheck::exit::Failure::Harness(err) => err,
+            };
+            eprintln!("eqcheck: {chain:#}");
+            ExitCode::from(failure.exit_code())
         }
     }
 }

@@ -190,7 +190,28 @@ pub enum Verdict {
     Error { reason: String },
     /// The tree's fingerprint moved while the arms ran: the outputs describe two
     /// different trees and are not compared.
-    TreeChanged { arm: String, changes: Vec<String> },
+    TreeChanged { arm: Blame, changes: Vec<String> },
+}
+
+/// Whom a tree-changed verdict blames: the arm that ran when the change was first
+/// seen, or nobody of this case's when the tree had changed before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Blame {
+    Reference,
+    Candidate,
+    /// The change was first seen in an earlier case.
+    Earlier,
+}
+
+impl Blame {
+    pub fn name(self) -> &'static str {
+        match self {
+            Blame::Reference => "reference",
+            Blame::Candidate => "candidate",
+            Blame::Earlier => "earlier",
+        }
+    }
 }
 
 /// One arm that disagreed with itself: each different output it gave.
@@ -222,6 +243,18 @@ impl Verdict {
             self,
             Verdict::Identical | Verdict::OrderOnly | Verdict::EqualAfterNormalization
         )
+    }
+
+    /// The kind summaries count the verdict under.
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Verdict::Identical => VerdictKind::Identical,
+            Verdict::OrderOnly => VerdictKind::OrderOnly,
+            Verdict::EqualAfterNormalization => VerdictKind::EqualAfterNormalization,
+            Verdict::Differs => VerdictKind::Differs,
+            Verdict::Flaky { .. } => VerdictKind::Flaky,
+            Verdict::Error { .. } | Verdict::TreeChanged { .. } => VerdictKind::Error,
+        }
     }
 
     /// The verdict's name as reports print it.
@@ -294,25 +327,66 @@ impl RunOutcome {
         }
     }
 
-    /// How many cases have each verdict label, in the order of [`VERDICT_LABELS`].
-    pub fn count(&self, tree: Option<&str>, label: &str) -> usize {
+    /// How many cases (of one tree, or of all) have a verdict of this kind.
+    pub fn count(&self, tree: Option<&str>, kind: VerdictKind) -> usize {
         self.cases
             .iter()
             .filter(|c| tree.is_none_or(|t| c.tree == t))
-            .filter(|c| match label {
-                "error" => c.verdict.is_error(),
-                other => c.verdict.label() == other,
-            })
+            .filter(|c| c.verdict.kind() == kind)
             .count()
     }
 }
 
-/// Verdict labels as summaries count them; tree-changed counts as an error.
-pub const VERDICT_LABELS: &[&str] = &[
-    "identical",
-    "order-only",
-    "equal-after-normalization",
-    "differs",
-    "flaky",
-    "error",
-];
+/// Verdicts as summaries count them: tree-changed counts as an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictKind {
+    Identical,
+    OrderOnly,
+    EqualAfterNormalization,
+    Differs,
+    Flaky,
+    Error,
+}
+
+impl VerdictKind {
+    /// Every kind, from best to worst: the order of summary columns and tallies.
+    pub const ALL: [VerdictKind; 6] = [
+        VerdictKind::Identical,
+        VerdictKind::OrderOnly,
+        VerdictKind::EqualAfterNormalization,
+        VerdictKind::Differs,
+        VerdictKind::Flaky,
+        VerdictKind::Error,
+    ];
+
+    /// The kind's name as tallies print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            VerdictKind::Identical => "identical",
+            VerdictKind::OrderOnly => "order-only",
+            VerdictKind::EqualAfterNormalization => "equal-after-normalization",
+            VerdictKind::Differs => "differs",
+            VerdictKind::Flaky => "flaky",
+            VerdictKind::Error => "error",
+        }
+    }
+
+    /// The kind's place in [`VerdictKind::ALL`], for arrays of counts.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Hears about the run as it goes, for a progress display. Called from the
+/// runner's worker threads.
+pub trait Progress: Sync {
+    /// Before a tree's cases: the tree's name and how many cases it has.
+    fn tree_started(&self, _tree: &str, _cases: usize) {}
+    /// After each case is judged.
+    fn case_done(&self, _case: &CaseOutcome) {}
+}
+
+/// A progress listener that ignores everything.
+pub struct Quiet;
+
+impl Progress for Quiet {}

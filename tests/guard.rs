@@ -281,7 +281,8 @@ fn as_user_names_the_user_and_rejects_unknown_ones() {
     ]);
     assert_exit(&out, 2);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--as-user no-such-user-here: no such user"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--as-user: no such user `no-such-user-here`"),
         "{out}"
     );
 }

@@ -140,7 +140,7 @@ fn a_malformed_config_stops_the_run_at_its_line_and_column() {
             "\n\ncolour = 1\n",
             "eqcheck.toml:3:1: unknown key `colour`; known keys:",
         ),
-        ("runs = 0\n", "eqcheck.toml:1:8: `runs` must be at least 1"),
+        ("runs = 0\n", "eqcheck.toml:1:8: runs: must be at least 1"),
         ("trees = [\"basic\"\n", "eqcheck.toml:1:17: unclosed array"),
     ];
     for (text, expected) in cases {
@@ -284,11 +284,11 @@ fn a_group_the_configs_sets_names_but_the_flag_set_file_lacks_is_reported_at_set
     assert_exit(&out, 2);
     let expected = "eqcheck.toml:1:8: sets: flagsets/walk.sets: no group `nosuch` (groups: ";
     assert!(stderr(&out).contains(expected), "{out}");
-    // A group given on the command line keeps the flag-set file's own message.
+    // A group given on the command line is named by its flag.
     let out = eqcheck_in(dir.path(), &["--sets", "nosuch"]);
     assert_exit(&out, 2);
     assert!(
-        stderr(&out).starts_with("eqcheck: flagsets/walk.sets: no group `nosuch`"),
+        stderr(&out).starts_with("eqcheck: --sets: flagsets/walk.sets: no group `nosuch`"),
         "{out}"
     );
 }
@@ -308,17 +308,17 @@ fn a_configs_value_the_command_line_replaces_is_not_checked() {
 }
 
 #[test]
-fn a_bad_value_on_the_command_line_keeps_its_own_message() {
+fn a_bad_value_on_the_command_line_is_named_by_its_flag() {
     let dir = temp_dir();
     write(dir.path(), "eqcheck.toml", &config_with("sets = \"depth\""));
     let out = eqcheck_in(dir.path(), &["--tree", "nosuchtree"]);
     assert_exit(&out, 2);
     assert!(
-        stderr(&out).starts_with("eqcheck: unknown tree `nosuchtree` (known: "),
+        stderr(&out).starts_with("eqcheck: --tree: unknown tree `nosuchtree` (known: "),
         "{out}"
     );
     let out = eqcheck_in(dir.path(), &["--ref", "bin/nope"]);
     assert_exit(&out, 2);
-    let expected = "eqcheck: reference arm: program `bin/nope` does not exist";
+    let expected = "eqcheck: --ref: program `bin/nope` does not exist";
     assert!(stderr(&out).starts_with(expected), "{out}");
 }

@@ -184,13 +184,13 @@ fn a_missing_binary_is_a_usage_error_that_names_it() {
     assert_exit(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("reference arm: program `no-such-walker` not found on PATH"),
+        err.contains("--ref: program `no-such-walker` not found on PATH"),
         "{out}"
     );
     let out = run(["--ref", &eqcheck_walk("fast"), "--cand", "./missing/walker"]);
     assert_exit(&out, 2);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("candidate arm: program `./missing/walker`"),
+        String::from_utf8_lossy(&out.stderr).contains("--cand: program `./missing/walker`"),
         "{out}"
     );
 }

@@ -30,7 +30,7 @@ fn malformed_files_name_the_line() {
     );
     assert_eq!(
         error_of("colour = red\n[g]\n-a\n"),
-        "x.sets:1: unknown key `colour` (description, common, operand, env.NAME)"
+        "x.sets:1: unknown key `colour` (description, common, operand, argv0, env.NAME)"
     );
     assert!(error_of("# nothing\n").contains("no `[group]`"));
 }

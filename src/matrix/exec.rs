@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::fixtures::cleanup;
+use crate::cleanup;
 use crate::outcome::ArmStatus;
 
 /// Who the arms run as.
@@ -183,7 +183,13 @@ impl Captured {
 /// another wrote. Every arm and run of a case gets the same path, so a program that
 /// prints its HOME or working folder prints the same thing each time. The program's
 /// path was made absolute beforehand.
-pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) -> Captured {
+pub fn run_arm(
+    argv: &[OsString],
+    argv0: &str,
+    env: &ArmEnvironment,
+    dir: &Path,
+    name: &str,
+) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
     let home = dir.join("home");
@@ -198,7 +204,7 @@ pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) 
     }
     let env = env.with_home(&home);
     let started = Instant::now();
-    let status = spawn_and_wait(argv, &env, &home, &stdout, &stderr);
+    let status = spawn_and_wait(argv, argv0, &env, &home, &stdout, &stderr);
     Captured {
         status,
         stdout,
@@ -209,6 +215,7 @@ pub fn run_arm(argv: &[OsString], env: &ArmEnvironment, dir: &Path, name: &str) 
 
 fn spawn_and_wait(
     argv: &[OsString],
+    argv0: &str,
     env: &ArmEnvironment,
     working_dir: &Path,
     stdout: &Path,
@@ -230,7 +237,9 @@ fn spawn_and_wait(
         .unchecked()
         .before_spawn({
             let user = env.user.clone();
+            let argv0 = argv0.to_string();
             move |command| {
+                named(command, &argv0);
                 own_process_group(command);
                 run_as(command, &user);
                 Ok(())
@@ -291,6 +300,18 @@ fn wait_or_kill(
         },
     }
 }
+
+/// The program sees `argv0` as its name, not the path it was started by.
+#[cfg(unix)]
+fn named(command: &mut std::process::Command, argv0: &str) {
+    use std::os::unix::process::CommandExt;
+    command.arg0(argv0);
+}
+
+/// Windows passes a program its own command line, whose first word eqcheck does not
+/// set: the program sees the path it was started by.
+#[cfg(not(unix))]
+fn named(_command: &mut std::process::Command, _argv0: &str) {}
 
 #[cfg(unix)]
 fn own_process_group(command: &mut std::process::Command) {

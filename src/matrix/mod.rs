@@ -3,6 +3,7 @@
 //! spec are built fresh before their cases and removed after them; a tree given by
 //! path is only read.
 
+pub mod arm;
 pub mod compare;
 pub mod exec;
 pub mod plan;
@@ -12,14 +13,17 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
+use crate::cleanup;
 use crate::fixtures::fingerprint::{self, Fingerprint};
-use crate::fixtures::{self, cleanup, TreeSpec};
+use crate::fixtures::{self, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, ArmRun, CaseOutcome, RuleAudit, RunOutcome, TreeInfo, Verdict, SCHEMA_VERSION,
+    ArmInfo, ArmRun, Blame, CaseOutcome, Progress, RuleAudit, RunOutcome, TreeInfo, Verdict,
+    SCHEMA_VERSION,
 };
+use arm::Arm;
 use exec::{ArmEnvironment, ArmUser};
-use plan::{Arm, PlannedCase};
+use plan::PlannedCase;
 
 /// Where a tree comes from.
 #[derive(Debug)]
@@ -85,20 +89,6 @@ pub enum MatrixError {
     },
 }
 
-/// Hears about the run as it goes, for a progress display. Called from the
-/// worker threads.
-pub trait Progress: Sync {
-    /// Before a tree's cases: the tree's name and how many cases it has.
-    fn tree_started(&self, _tree: &str, _cases: usize) {}
-    /// After each case is judged.
-    fn case_done(&self, _case: &CaseOutcome) {}
-}
-
-/// A progress listener that ignores everything.
-pub struct Quiet;
-
-impl Progress for Quiet {}
-
 /// Runs every case and returns what was found.
 pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
     cleanup::on_interrupt_clean_up();
@@ -153,7 +143,7 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
             first_change: std::sync::Mutex::new(None),
         });
         let rebuild = match (source, &built) {
-            (TreeSource::Spec(spec), Some(tree)) if !matrix.keep => Some(plan::Rebuild {
+            (TreeSource::Spec(spec), Some(tree)) if !matrix.keep => Some(arm::Rebuild {
                 eqcheck: std::env::current_exe().unwrap_or_else(|_| "eqcheck".into()),
                 source: spec_argument(&spec.source),
                 root: tree.path().to_path_buf(),
@@ -253,10 +243,7 @@ fn audit(flag_sets: &FlagSetFile, cases: &[CaseOutcome]) -> Vec<RuleAudit> {
 
 /// The arm as the report names it: its command, the file that ran and its sha256.
 fn arm_info(arm: &Arm, user: &str) -> ArmInfo {
-    let binary = arm
-        .command
-        .first()
-        .and_then(|p| crate::config::locate_program(p));
+    let binary = arm.command.first().and_then(|p| arm::locate_program(p));
     let sha256 = binary
         .as_deref()
         .and_then(|b| compare::digest_file(b).ok())
@@ -287,15 +274,12 @@ struct Guard<'a> {
     first_change: std::sync::Mutex<Option<String>>,
 }
 
-/// The `arm` of a tree-changed verdict when the change came before the case.
-pub const EARLIER: &str = "earlier";
-
 /// Changed paths named per tree-changed case.
 const CHANGES_SHOWN: usize = 10;
 
 impl Guard<'_> {
     /// After an arm: `Some(verdict)` if the tree no longer matches the baseline.
-    fn check(&self, arm: &str, case: &str) -> Option<Verdict> {
+    fn check(&self, arm: Blame, case: &str) -> Option<Verdict> {
         if fingerprint::unchanged(self.root, self.depth, self.baseline) {
             return None;
         }
@@ -310,11 +294,11 @@ impl Guard<'_> {
                     0,
                     format!("(the tree was already changed: first seen after {earlier})"),
                 );
-                EARLIER.to_string()
+                Blame::Earlier
             }
             None => {
-                *first = Some(format!("the {arm} arm of {case}"));
-                arm.to_string()
+                *first = Some(format!("the {} arm of {case}", arm.name()));
+                arm
             }
         };
         Some(Verdict::TreeChanged {
@@ -366,6 +350,7 @@ impl Scratch {
         let original = std::mem::replace(&mut command[0], copy.to_string_lossy().into_owned());
         Ok(Arm {
             command,
+            argv0: arm.argv0.clone(),
             is_eqcheck: true,
             copied_from: Some(original.into()),
         })
@@ -412,12 +397,12 @@ fn run_case(
     guard: Option<&Guard>,
     tree: &str,
     root: &Path,
-    rebuild: Option<&plan::Rebuild>,
+    rebuild: Option<&arm::Rebuild>,
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
-    let ref_argv = plan::argv(arms.reference, arms.flag_sets, &case.set, root);
-    let cand_argv = plan::argv(arms.candidate, arms.flag_sets, &case.set, root);
+    let ref_argv = arm::argv(arms.reference, arms.flag_sets, &case.set, root);
+    let cand_argv = arm::argv(arms.candidate, arms.flag_sets, &case.set, root);
     let mut moved = None;
     let mut reference = Vec::new();
     let mut candidate = Vec::new();
@@ -430,12 +415,24 @@ fn run_case(
                     1 => arm.to_string(),
                     _ => format!("{arm}.{run}"),
                 };
-                let ran = exec::run_arm(&ref_argv, arms.env, dir, &name("reference"));
+                let ran = exec::run_arm(
+                    &ref_argv,
+                    &arms.reference.argv0,
+                    arms.env,
+                    dir,
+                    &name("reference"),
+                );
                 reference.push(share_repeated_output(reference.first(), ran));
-                moved = moved.or_else(|| guard.and_then(|g| g.check("reference", &case.id)));
-                let ran = exec::run_arm(&cand_argv, arms.env, dir, &name("candidate"));
+                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Reference, &case.id)));
+                let ran = exec::run_arm(
+                    &cand_argv,
+                    &arms.candidate.argv0,
+                    arms.env,
+                    dir,
+                    &name("candidate"),
+                );
                 candidate.push(share_repeated_output(candidate.first(), ran));
-                moved = moved.or_else(|| guard.and_then(|g| g.check("candidate", &case.id)));
+                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Candidate, &case.id)));
                 if moved.is_some() {
                     break;
                 }
@@ -514,7 +511,7 @@ fn arm_run(
     arm: &Arm,
     argv: &[std::ffi::OsString],
     env: &ArmEnvironment,
-    rebuild: Option<&plan::Rebuild>,
+    rebuild: Option<&arm::Rebuild>,
     runs: Vec<exec::Captured>,
 ) -> ArmRun {
     let durations_ms: Vec<f64> = runs
@@ -530,7 +527,7 @@ fn arm_run(
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        repro: plan::repro(argv, env, rebuild, arm.copied_from.as_deref()),
+        repro: arm::repro(argv, &arm.argv0, env, rebuild, arm.copied_from.as_deref()),
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,

@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::fixtures::cleanup;
+use crate::cleanup;
 
 /// An open report destination.
 pub enum Destination {

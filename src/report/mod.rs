@@ -18,8 +18,7 @@ use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use crate::matrix::Progress;
-use crate::outcome::RunOutcome;
+use crate::outcome::{Progress, RunOutcome};
 use destination::Destination;
 
 /// When the terminal report is coloured (`--color`).

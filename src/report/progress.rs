@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::matrix::Progress;
-use crate::outcome::{CaseOutcome, VERDICT_LABELS};
+use crate::outcome::{CaseOutcome, Progress, VerdictKind};
 
 /// How often the elapsed time is redrawn while no case finishes (a slow arm, or a
 /// tree being built).
@@ -26,7 +25,7 @@ pub struct Bar {
 #[derive(Default)]
 struct Seen {
     tree: String,
-    counts: [usize; VERDICT_LABELS.len()],
+    counts: [usize; VerdictKind::ALL.len()],
 }
 
 impl Bar {
@@ -89,14 +88,7 @@ impl Progress for Bar {
 
     fn case_done(&self, case: &CaseOutcome) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let label = if case.verdict.is_error() {
-            "error"
-        } else {
-            case.verdict.label()
-        };
-        if let Some(at) = VERDICT_LABELS.iter().position(|l| *l == label) {
-            seen.counts[at] += 1;
-        }
+        seen.counts[case.verdict.kind().index()] += 1;
         if let Some(bar) = &self.bar {
             bar.inc(1);
         }
@@ -106,11 +98,11 @@ impl Progress for Bar {
 
 /// `edge · 2 order-only, 1 differs`: the tree and every non-identical count so far.
 fn message(seen: &Seen) -> String {
-    let counts: Vec<String> = VERDICT_LABELS
+    let counts: Vec<String> = VerdictKind::ALL
         .iter()
         .zip(seen.counts)
-        .filter(|(label, n)| **label != "identical" && *n > 0)
-        .map(|(label, n)| format!("{n} {label}"))
+        .filter(|(kind, n)| **kind != VerdictKind::Identical && *n > 0)
+        .map(|(kind, n)| format!("{n} {}", kind.label()))
         .collect();
     if counts.is_empty() {
         seen.tree.clone()

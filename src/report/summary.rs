@@ -3,10 +3,10 @@
 //! case and its verdict are named. Kept in one place so a PR comment and the
 //! terminal never disagree on a number or a word.
 
-use crate::outcome::{CaseOutcome, RunOutcome, Verdict, VERDICT_LABELS};
+use crate::outcome::{Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
 
 /// The summary table's columns: the tree, its case count, then one per verdict
-/// label in the order of [`VERDICT_LABELS`].
+/// kind in the order of [`VerdictKind::ALL`].
 pub const SUMMARY_HEADER: [&str; 8] = [
     "Tree",
     "Sets",
@@ -25,9 +25,9 @@ pub fn summary_rows(outcome: &RunOutcome) -> Vec<Vec<String>> {
         .iter()
         .map(|tree| {
             let sets = outcome.cases.iter().filter(|c| c.tree == tree.name).count();
-            let counts = VERDICT_LABELS
+            let counts = VerdictKind::ALL
                 .iter()
-                .map(|label| outcome.count(Some(&tree.name), label).to_string());
+                .map(|kind| outcome.count(Some(&tree.name), *kind).to_string());
             std::iter::once(tree.name.clone())
                 .chain([sets.to_string()])
                 .chain(counts)
@@ -38,15 +38,16 @@ pub fn summary_rows(outcome: &RunOutcome) -> Vec<Vec<String>> {
 
 /// `12 cases: 10 identical, 2 differ, 0 errors`.
 pub fn tally(outcome: &RunOutcome) -> String {
-    let counts: Vec<String> = VERDICT_LABELS
-        .iter()
-        .map(|label| (label, outcome.count(None, label)))
-        .filter(|(label, n)| *n > 0 || matches!(**label, "identical" | "differs" | "error"))
-        .map(|(label, n)| match *label {
-            "error" if n != 1 => format!("{n} errors"),
-            "error" => "1 error".to_string(),
-            "differs" if n != 1 => format!("{n} differ"),
-            other => format!("{n} {other}"),
+    use VerdictKind::{Differs, Error, Identical};
+    let counts: Vec<String> = VerdictKind::ALL
+        .into_iter()
+        .map(|kind| (kind, outcome.count(None, kind)))
+        .filter(|(kind, n)| *n > 0 || matches!(kind, Identical | Differs | Error))
+        .map(|(kind, n)| match kind {
+            Error if n != 1 => format!("{n} errors"),
+            Error => "1 error".to_string(),
+            Differs if n != 1 => format!("{n} differ"),
+            other => format!("{n} {}", other.label()),
         })
         .collect();
     format!("{} cases: {}", outcome.cases.len(), counts.join(", "))
@@ -55,7 +56,9 @@ pub fn tally(outcome: &RunOutcome) -> String {
 /// The run's verdict in a few words, following its exit code.
 pub fn overall(outcome: &RunOutcome) -> &'static str {
     match outcome.exit_code() {
-        crate::exit::ALL_EQUAL if outcome.count(None, "identical") == outcome.cases.len() => {
+        crate::exit::ALL_EQUAL
+            if outcome.count(None, VerdictKind::Identical) == outcome.cases.len() =>
+        {
             "all identical"
         }
         crate::exit::ALL_EQUAL => "all equal (some only after the flag-set file's rules)",
@@ -73,10 +76,13 @@ pub fn case_name(case: &CaseOutcome) -> String {
 pub fn verdict_detail(verdict: &Verdict) -> Option<String> {
     match verdict {
         Verdict::Error { reason } => Some(reason.clone()),
-        Verdict::TreeChanged { arm, .. } if arm == crate::matrix::EARLIER => {
-            Some("the tree had already changed before this case".to_string())
+        Verdict::TreeChanged {
+            arm: Blame::Earlier,
+            ..
+        } => Some("the tree had already changed before this case".to_string()),
+        Verdict::TreeChanged { arm, .. } => {
+            Some(format!("the tree moved while the {} arm ran", arm.name()))
         }
-        Verdict::TreeChanged { arm, .. } => Some(format!("the tree moved while the {arm} arm ran")),
         _ => None,
     }
 }

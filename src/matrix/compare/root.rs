@@ -1,7 +1,7 @@
 //! The one rewrite that is always on: the tree's path becomes `{tree}` wherever it
 //! stands as a whole path, and nowhere else.
 
-use super::super::plan::TREE_PLACEHOLDER;
+use crate::flagset::TREE_PLACEHOLDER;
 
 /// Replaces the tree's path with `{tree}` wherever it stands as a whole path
 /// prefix: not inside a longer name (`/t/web2` is not `/t/web`), and not as part of

@@ -1,0 +1,237 @@
+//! The project config, `eqcheck.toml`: the arms, flag sets, trees, timeout, runs,
+//! jobs, guard, user, argv[0] and environment a project keeps for testing its own
+//! walker, so that `eqcheck --tree web/ --sets all` in its folder runs them. This
+//! file owns finding it (in the working folder only, never a parent, unless
+//! `--config PATH` names one; `--no-config` turns it off) and reading it into a
+//! [`Layer`] whose every value knows its line and column. It checks only what
+//! TOML and the keys' types say; what the values mean is checked once, for the
+//! values the run uses, when the merged options are resolved.
+//!
+//! ```toml
+//! reference = "bin/du-old -x"      # split shell-word style, as --ref is
+//! candidate = "bin/du-new -x"
+//! flagsets = "ci/du.sets"          # a built-in name, or a path from this file's folder
+//! sets = "sizes,depth"
+//! trees = ["basic", "fixtures/web"]
+//! timeout = 30                     # seconds
+//! runs = 2
+//! jobs = 4
+//! guard = "content"                # metadata, content or off
+//! as_user = "nobody"
+//! argv0 = "du"                     # what both arms see as their program name
+//! [env]
+//! RUST_BACKTRACE = "0"
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Given, Guard, Layer, Origin, Place};
+
+/// The file looked for in the working folder.
+pub const FILE_NAME: &str = "eqcheck.toml";
+
+/// A loaded `eqcheck.toml`.
+#[derive(Debug)]
+pub struct ProjectFile {
+    /// The path as found or given; messages and the run's note name it so.
+    pub path: PathBuf,
+    /// What the file sets, each value with its place.
+    pub options: Layer,
+}
+
+/// Why the config could not be read: exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}:{column}: {message}")]
+    At {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{file}: {message}")]
+    Whole { file: String, message: String },
+}
+
+/// The file as written; every value keeps its span.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    reference: Option<Spanned<String>>,
+    candidate: Option<Spanned<String>>,
+    flagsets: Option<Spanned<String>>,
+    sets: Option<Spanned<String>>,
+    trees: Option<Vec<Spanned<String>>>,
+    timeout: Option<Spanned<f64>>,
+    runs: Option<Spanned<usize>>,
+    jobs: Option<Spanned<usize>>,
+    guard: Option<Spanned<Guard>>,
+    as_user: Option<Spanned<UserName>>,
+    argv0: Option<Spanned<String>>,
+    env: Option<BTreeMap<Spanned<String>, String>>,
+}
+
+/// `as_user`: a name, or a uid written as a number.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "expected a user name or a uid (a whole number)")]
+enum UserName {
+    Name(String),
+    Uid(u32),
+}
+
+/// The config a run uses: the file `--config` names, else `eqcheck.toml` in the
+/// working folder when there is one; none with `--no-config`.
+pub fn find(named: Option<&Path>, disabled: bool) -> Result<Option<ProjectFile>, FileError> {
+    if disabled {
+        return Ok(None);
+    }
+    let path = named.unwrap_or(Path::new(FILE_NAME));
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if named.is_none() && err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(source) => {
+            return Err(FileError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    parse(path, &text).map(Some)
+}
+
+/// Parses a config's text; `path` names the file in errors and places, and its
+/// folder is where the file's relative paths start.
+pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
+    let written: Written = toml::from_str(text).map_err(|err| {
+        let message = in_toml_words(err.message());
+        match err.span() {
+            Some(span) => at(path, text, span, message),
+            None => FileError::Whole {
+                file: path.display().to_string(),
+                message,
+            },
+        }
+    })?;
+    let given = |key: &'static str| {
+        move |value: Spanned<String>| Given {
+            origin: place(path, text, key, value.span()),
+            value: value.into_inner(),
+        }
+    };
+    let mut options = Layer {
+        reference: written.reference.map(given("reference")),
+        candidate: written.candidate.map(given("candidate")),
+        flagsets: written.flagsets.map(given("flagsets")),
+        trees: (written.trees.into_iter().flatten())
+            .map(given("trees"))
+            .collect(),
+        argv0: written.argv0.map(given("argv0")),
+        timeout: written.timeout.map(|v| spanned(path, text, "timeout", v)),
+        runs: written.runs.map(|v| spanned(path, text, "runs", v)),
+        jobs: written.jobs.map(|v| spanned(path, text, "jobs", v)),
+        guard: written.guard.map(|v| spanned(path, text, "guard", v)),
+        as_user: written.as_user.map(|user| Given {
+            origin: place(path, text, "as_user", user.span()),
+            value: match user.into_inner() {
+                UserName::Name(name) => name,
+                UserName::Uid(uid) => uid.to_string(),
+            },
+        }),
+        sets: None,
+        env: (written.env.unwrap_or_default().into_iter())
+            .map(|(name, value)| (given("env")(name), value))
+            .collect(),
+    };
+    if let Some(sets) = written.sets.map(given("sets")) {
+        // A flag-set file given as `sets` is the file's flag-set file, so that a
+        // command-line `--sets GROUP` selects groups from it.
+        if !sets.names_a_flag_set_file() {
+            options.sets = Some(sets);
+        } else if options.flagsets.is_some() {
+            let Origin::File(place) = sets.origin else {
+                unreachable!("read from the file")
+            };
+            return Err(FileError::At {
+                file: path.display().to_string(),
+                line: place.line,
+                column: place.column,
+                message: "`sets` names a flag-set file and so does `flagsets`: keep one \
+                          (`sets` may then name groups of it)"
+                    .into(),
+            });
+        } else {
+            options.flagsets = Some(sets);
+        }
+    }
+    Ok(ProjectFile {
+        path: path.to_path_buf(),
+        options,
+    })
+}
+
+fn spanned<T>(path: &Path, text: &str, key: &'static str, value: Spanned<T>) -> Given<T> {
+    Given {
+        origin: place(path, text, key, value.span()),
+        value: value.into_inner(),
+    }
+}
+
+fn place(path: &Path, text: &str, key: &'static str, span: Range<usize>) -> Origin {
+    let (line, column) = line_and_column(text, span.start);
+    Origin::File(Place {
+        file: path.to_path_buf(),
+        line,
+        column,
+        key,
+    })
+}
+
+fn at(path: &Path, text: &str, span: Range<usize>, message: String) -> FileError {
+    let (line, column) = line_and_column(text, span.start);
+    FileError::At {
+        file: path.display().to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// serde's messages speak of fields, variants and Rust types; a TOML file has keys,
+/// values and numbers.
+fn in_toml_words(message: &str) -> String {
+    let message = message.trim_end();
+    let message = match message.strip_prefix("unknown field") {
+        Some(rest) => format!(
+            "unknown key{}",
+            rest.replacen(", expected one of", "; known keys:", 1)
+        ),
+        None => message.replacen("unknown variant", "unknown value", 1),
+    };
+    message
+        .replacen("expected usize", "expected a whole number", 1)
+        .replacen("expected u32", "expected a whole number", 1)
+        .replacen("expected f64", "expected a number", 1)
+}
+
+#[cfg(test)]
+mod tests;

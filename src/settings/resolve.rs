@@ -1,0 +1,458 @@
+//! Resolves the merged options into a [`Matrix`]: arms split shell-word style and
+//! checked to exist, trees by name or path, flag sets by group or file, counts,
+//! the timeout, the user and the environment. Every value is checked here and
+//! only here, once, and a mistake is reported at the place the value was written
+//! (a flag, or `FILE:LINE:COL: key`). It spawns nothing; every mistake is a usage
+//! error (exit 2).
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{user, Given, Guard, Layer, Origin, RunMode};
+use crate::fixtures::{self, fingerprint};
+use crate::flagset::{self, FlagSetFile};
+use crate::matrix::arm::{self, Arm};
+use crate::matrix::{Matrix, TreeSource};
+
+/// `--sets` when neither the command line nor the file says.
+pub const DEFAULT_SETS: &str = "all";
+/// `--timeout` when neither says.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest `--timeout`: a week, far past any walk, and far from the overflow
+/// of a deadline computed from it.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Runs per arm under `--self-check` when `--runs` does not say.
+pub const SELF_CHECK_RUNS: usize = 3;
+
+/// A mistake in the run's options: exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// A value that is wrong, at the place it was written.
+    #[error("{origin}: {message}")]
+    At { origin: Origin, message: String },
+    #[error(
+        "--ref and --cand go together: give both, or neither to compare eqcheck's own engines"
+    )]
+    OneArm,
+    #[error("{}: gives `{has}` but no `{lacks}`: add `{lacks}`, or give --{flag}", file.display())]
+    HalfArmsInFile {
+        file: std::path::PathBuf,
+        has: &'static str,
+        lacks: &'static str,
+        flag: &'static str,
+    },
+    #[error("--self-check runs the reference against itself: give --ref alone, without --cand")]
+    SelfCheckWithCandidate,
+    #[error("cannot find eqcheck's own executable for the default arms: {0}")]
+    OwnExe(std::io::Error),
+    #[error(
+        "--as-user and --as-root need eqcheck to run as root (the arms run as the invoking user)"
+    )]
+    NotRoot,
+}
+
+impl SettingsError {
+    pub fn at<T>(given: &Given<T>, message: String) -> SettingsError {
+        SettingsError::At {
+            origin: given.origin.clone(),
+            message,
+        }
+    }
+}
+
+/// What the run needs besides the merged options.
+#[derive(Debug, Default, Clone)]
+pub struct RunExtras {
+    pub mode: RunMode,
+    /// `--keep`: leave built trees in place.
+    pub keep: bool,
+    /// The project config file the options were merged with, if any.
+    pub config: Option<String>,
+}
+
+/// Turns the options into a matrix, or says what is wrong with the first value
+/// that is.
+pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsError> {
+    let self_check = extras.mode.self_check;
+    let (mut reference, mut candidate) = arms(options, self_check)?;
+    let mut trees = match options.trees.is_empty() {
+        true => standard_trees()?,
+        false => options.trees.iter().map(tree).collect::<Result<_, _>>()?,
+    };
+    distinct_names(&mut trees);
+    let mut warnings = Vec::new();
+    let (flag_sets, groups) = flag_sets(options, &reference, &mut warnings)?;
+    let argv0 = (options.argv0.as_ref())
+        .map(|given| program_name(given).map(Some))
+        .unwrap_or_else(|| Ok(flag_sets.argv0.clone()))?;
+    if let Some(name) = argv0 {
+        reference.argv0.clone_from(&name);
+        candidate.argv0 = name;
+    }
+    let user = user::arm_user(options.as_user.as_ref(), extras.mode.as_root)?;
+    for (tree, given) in trees.iter().zip(&options.trees) {
+        reachable(tree, given, &user)?;
+    }
+    let runs = match &options.runs {
+        Some(runs) => at_least_one(runs)?,
+        None if self_check => SELF_CHECK_RUNS,
+        None => 1,
+    };
+    let jobs = match &options.jobs {
+        Some(jobs) => at_least_one(jobs)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    Ok(Matrix {
+        reference,
+        candidate,
+        trees,
+        flag_sets,
+        groups,
+        runs,
+        self_check,
+        env: environment(&options.env)?,
+        config: extras.config.clone(),
+        warnings,
+        jobs,
+        timeout: options
+            .timeout
+            .as_ref()
+            .map_or(Ok(DEFAULT_TIMEOUT), timeout)?,
+        user,
+        guard: match options.guard.as_ref().map_or(Guard::default(), |g| g.value) {
+            Guard::Metadata => Some(fingerprint::Depth::Metadata),
+            Guard::Content => Some(fingerprint::Depth::Content),
+            Guard::Off => None,
+        },
+        keep: extras.keep,
+    })
+}
+
+fn arms(options: &Layer, self_check: bool) -> Result<(Arm, Arm), SettingsError> {
+    if self_check {
+        if options.candidate.is_some() {
+            return Err(SettingsError::SelfCheckWithCandidate);
+        }
+        let reference = match &options.reference {
+            Some(given) => arm(given)?,
+            None => default_arms()?.0,
+        };
+        return Ok((reference.clone(), reference));
+    }
+    match (&options.reference, &options.candidate) {
+        (Some(reference), Some(candidate)) => Ok((arm(reference)?, arm(candidate)?)),
+        (None, None) => default_arms(),
+        (Some(one), None) | (None, Some(one)) => Err(half_arms(one, options)),
+    }
+}
+
+/// One arm without the other: said at the file when the file gave the only one.
+fn half_arms(one: &Given<String>, options: &Layer) -> SettingsError {
+    let Origin::File(place) = &one.origin else {
+        return SettingsError::OneArm;
+    };
+    let (has, lacks, flag) = match options.reference.is_some() {
+        true => ("reference", "candidate", "cand"),
+        false => ("candidate", "reference", "ref"),
+    };
+    SettingsError::HalfArmsInFile {
+        file: place.file.clone(),
+        has,
+        lacks,
+        flag,
+    }
+}
+
+/// eqcheck's own engines: reference against fast.
+fn default_arms() -> Result<(Arm, Arm), SettingsError> {
+    let exe = std::env::current_exe().map_err(SettingsError::OwnExe)?;
+    let exe = exe.to_string_lossy().into_owned();
+    let engine = |name: &str| Arm {
+        command: vec![exe.clone(), "walk".into(), "--engine".into(), name.into()],
+        argv0: "eqcheck".into(),
+        is_eqcheck: true,
+        copied_from: None,
+    };
+    Ok((engine("reference"), engine("fast")))
+}
+
+/// An arm's command: split once, shell-word style, its program found as it will
+/// be run. A relative program path with a folder part starts where the command
+/// was written (a config's folder); a bare name is looked up on PATH.
+fn arm(given: &Given<String>) -> Result<Arm, SettingsError> {
+    let mut command = shell_words::split(&given.value)
+        .map_err(|e| SettingsError::at(given, format!("cannot split `{}`: {e}", given.value)))?;
+    let Some(program) = command.first_mut() else {
+        return Err(SettingsError::at(given, "the command is empty".into()));
+    };
+    if Path::new(program.as_str()).components().count() > 1 {
+        *program = given.origin.path(program);
+    }
+    // The arm runs the very file found here, by its absolute path: a bare name
+    // looked up again by the arm user could find another file on PATH (one in a
+    // folder only eqcheck's user may enter is skipped), and a relative path would
+    // not survive the arm starting in its own HOME. Symlinks are not resolved: a
+    // multi-call binary looks at the name it was run by, which is argv[0].
+    let found = arm::locate_program(program).ok_or_else(|| {
+        let why = match Path::new(program.as_str()).components().count() > 1 {
+            true => "does not exist (or is not a file)",
+            false => "not found on PATH",
+        };
+        SettingsError::at(given, format!("program `{program}` {why}"))
+    })?;
+    let argv0 = arm::file_name(program);
+    *program = std::path::absolute(&found)
+        .unwrap_or(found)
+        .to_string_lossy()
+        .into_owned();
+    Ok(Arm {
+        command,
+        argv0,
+        is_eqcheck: false,
+        copied_from: None,
+    })
+}
+
+/// A program name both arms run with (`argv0`): a name, not a path.
+fn program_name(given: &Given<String>) -> Result<String, SettingsError> {
+    if given.value.is_empty() || given.value.contains('\0') {
+        let message = "argv[0] must be a non-empty name without NUL".to_string();
+        return Err(SettingsError::at(given, message));
+    }
+    Ok(given.value.clone())
+}
+
+fn standard_trees() -> Result<Vec<TreeSource>, SettingsError> {
+    let spec = |name: &&str| fixtures::spec_named(name).expect("the standard trees load");
+    Ok(fixtures::STANDARD_TREES
+        .iter()
+        .map(|name| TreeSource::Spec(spec(name)))
+        .collect())
+}
+
+/// A tree: a built-in name (which wins over a folder of the same name: `./edge`
+/// names the folder), an existing folder, or a `.tree` spec file.
+fn tree(given: &Given<String>) -> Result<TreeSource, SettingsError> {
+    let name = &given.value;
+    let fixture = |err: fixtures::FixtureError| SettingsError::at(given, with_causes(&err));
+    if fixtures::is_builtin(name) {
+        return fixtures::spec_named(name)
+            .map(TreeSource::Spec)
+            .map_err(fixture);
+    }
+    let written = given.origin.path(name);
+    let path = Path::new(&written);
+    if !path.is_dir() {
+        return fixtures::spec_named(&written)
+            .map(TreeSource::Spec)
+            .map_err(fixture);
+    }
+    // The arms get the absolute path, which is also the one distinctive string
+    // rewritten to `{tree}` in their output (a relative `t` is not).
+    let path = std::fs::canonicalize(path).map_err(|err| {
+        SettingsError::at(
+            given,
+            format!("cannot resolve the folder `{written}`: {err}"),
+        )
+    })?;
+    // The run's scratch folder (arm output, HOME) goes in the temp folder: inside
+    // the tree, every arm would seem to change the tree.
+    let temp = std::env::temp_dir();
+    let temp = std::fs::canonicalize(&temp).unwrap_or(temp);
+    if temp.starts_with(&path) {
+        let message = format!(
+            "{}: the temp folder {} is inside it, and eqcheck's own files would change the tree; set TMPDIR to a folder outside it",
+            path.display(),
+            temp.display()
+        );
+        return Err(SettingsError::at(given, message));
+    }
+    Ok(TreeSource::Existing {
+        name: written.trim_end_matches('/').to_string(),
+        path,
+    })
+}
+
+/// A folder the arms are to read must be reachable by the user they run as.
+fn reachable(
+    tree: &TreeSource,
+    given: &Given<String>,
+    user: &crate::matrix::exec::ArmUser,
+) -> Result<(), SettingsError> {
+    let TreeSource::Existing { path, .. } = tree else {
+        return Ok(());
+    };
+    let Some((folder, mode)) = crate::matrix::exec::blocked_for(path, user, true) else {
+        return Ok(());
+    };
+    let verb = if &folder == path {
+        "list"
+    } else {
+        "pass through"
+    };
+    let message = format!(
+        "{}: the arms run as {}, who may not {verb} {} (mode {mode:o}); give a tree they can reach, or --as-user / --as-root",
+        path.display(),
+        user.describe(),
+        folder.display()
+    );
+    Err(SettingsError::at(given, message))
+}
+
+/// Trees named twice get `#2`, `#3`… so every case id stays unique.
+fn distinct_names(trees: &mut [TreeSource]) {
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for tree in trees {
+        let name = match tree {
+            TreeSource::Spec(spec) => &mut spec.name,
+            TreeSource::Existing { name, .. } => name,
+        };
+        let count = seen.entry(name.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            *name = format!("{name}#{count}");
+        }
+    }
+}
+
+/// The built-in flag sets a program's file name points to: the one built-in name
+/// among the parts of the name between `-`, `_` and `.` (`dust-old`, `du_9.4`,
+/// `new.dust`); `bfs` takes `find`'s. A name with two (`du-dust`) points nowhere.
+fn named_after(stem: &str) -> Option<&'static str> {
+    let mut found: Vec<&'static str> = stem
+        .split(['-', '_', '.'])
+        .filter_map(|part| {
+            let part = if part == "bfs" { "find" } else { part };
+            flagset::builtin_names().find(|name| *name == part)
+        })
+        .collect();
+    found.dedup();
+    match found[..] {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// The flag-set file and the groups the run selects from it. The file is
+/// `flagsets` (a path or a built-in name; the file's `sets` naming a file is read
+/// as it), or a file `--sets` names, or the built-in file named after the reference
+/// program (`dust`, `du`, `find`; `bfs` takes `find`'s), or `walk`.
+fn flag_sets(
+    options: &Layer,
+    reference: &Arm,
+    warnings: &mut Vec<String>,
+) -> Result<(FlagSetFile, Vec<String>), SettingsError> {
+    let sets_file = (options.sets.as_ref()).filter(|sets| sets.names_a_flag_set_file());
+    let file = match (&options.flagsets, sets_file) {
+        (Some(named), _) => named_flag_sets(named)?,
+        (None, Some(sets)) => load(sets, &sets.origin.path(&sets.value))?,
+        (None, None) if reference.is_eqcheck => builtin("walk"),
+        (None, None) => after_the_reference(reference, warnings),
+    };
+    let groups = match options.sets.as_ref().filter(|_| sets_file.is_none()) {
+        Some(selector) => file
+            .select(&selector.value)
+            .map_err(|err| SettingsError::at(selector, err.to_string()))?,
+        None => file
+            .select(DEFAULT_SETS)
+            .expect("`all` selects every group"),
+    };
+    let groups = groups.iter().map(|g| g.name.clone()).collect();
+    Ok((file, groups))
+}
+
+fn builtin(name: &str) -> FlagSetFile {
+    flagset::builtin(name).expect("a built-in name")
+}
+
+fn after_the_reference(reference: &Arm, warnings: &mut Vec<String>) -> FlagSetFile {
+    let stem = (reference.command.first().map(Path::new))
+        .and_then(Path::file_stem)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(name) = named_after(&stem) {
+        return builtin(name);
+    }
+    warnings.push(format!(
+        "no one built-in flag-set file is named after the reference program `{stem}`, so the walk sets are used; name the right ones with --flagsets (built in: {})",
+        flagset::builtin_names().collect::<Vec<_>>().join(", ")
+    ));
+    builtin("walk")
+}
+
+/// `flagsets`: a file when one exists at that path (or the name has a folder part
+/// or ends in `.sets`), else a built-in name.
+fn named_flag_sets(named: &Given<String>) -> Result<FlagSetFile, SettingsError> {
+    let written = named.origin.path(&named.value);
+    let value = named.value.as_str();
+    if Path::new(&written).is_file() || value.contains(['/', '\\']) || value.ends_with(".sets") {
+        return load(named, &written);
+    }
+    flagset::builtin(value).ok_or_else(|| {
+        let known = flagset::builtin_names().collect::<Vec<_>>().join(", ");
+        let message =
+            format!("`{value}`: no such file, and no built-in flag sets of that name ({known})");
+        SettingsError::at(named, message)
+    })
+}
+
+fn load(given: &Given<String>, path: &str) -> Result<FlagSetFile, SettingsError> {
+    flagset::load(Path::new(path)).map_err(|err| SettingsError::at(given, with_causes(&err)))
+}
+
+fn at_least_one(count: &Given<usize>) -> Result<usize, SettingsError> {
+    match count.value {
+        0 => Err(SettingsError::at(count, "must be at least 1".into())),
+        n => Ok(n),
+    }
+}
+
+fn timeout(secs: &Given<f64>) -> Result<Duration, SettingsError> {
+    Some(secs.value)
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| *d <= MAX_TIMEOUT)
+        .ok_or_else(|| {
+            let message = format!(
+                "must be seconds more than 0 and at most {}, not {}",
+                MAX_TIMEOUT.as_secs(),
+                secs.value
+            );
+            SettingsError::at(secs, message)
+        })
+}
+
+/// The arms' environment overrides, each name and value fit for an environment.
+fn environment(env: &[(Given<String>, String)]) -> Result<Vec<(String, String)>, SettingsError> {
+    for (name, value) in env {
+        if name.value.is_empty() || name.value.contains(['=', '\0']) {
+            let message = format!(
+                "`{}`: a name must be non-empty, without `=` or NUL",
+                name.value
+            );
+            return Err(SettingsError::at(name, message));
+        }
+        if value.contains('\0') {
+            let message = format!("`{}`: the value holds a NUL", name.value);
+            return Err(SettingsError::at(name, message));
+        }
+    }
+    Ok(env
+        .iter()
+        .map(|(name, value)| (name.value.clone(), value.clone()))
+        .collect())
+}
+
+/// An error and its causes, `error: cause: cause`, as the binary prints a chain.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        message = format!("{message}: {inner}");
+        cause = inner.source();
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests;

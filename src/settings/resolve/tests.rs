@@ -1,0 +1,198 @@
+//! Tests of resolving: every value checked once, each mistake at its place.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::settings::file::parse;
+use crate::settings::Place;
+
+fn file(path: &str, text: &str) -> Layer {
+    parse(Path::new(path), text)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .options
+}
+
+fn error(options: &Layer) -> String {
+    match resolve(options, &RunExtras::default()) {
+        Ok(matrix) => panic!("resolved: {matrix:?}"),
+        Err(err) => err.to_string(),
+    }
+}
+
+/// A config with working arms (this test binary's own file, by absolute path) and
+/// a built-in tree, and `line` first.
+fn config_with(line: &str) -> Layer {
+    let exe = std::env::current_exe().unwrap();
+    let exe = shell_words::quote(&exe.to_string_lossy()).into_owned();
+    let text = format!("{line}\nreference = {exe:?}\ncandidate = {exe:?}\ntrees = [\"basic\"]\n");
+    file("eqcheck.toml", &text)
+}
+
+#[test]
+fn flag_sets_are_found_by_the_programs_name() {
+    assert_eq!(named_after("dust"), Some("dust"));
+    assert_eq!(named_after("dust-1.2.7"), Some("dust"));
+    assert_eq!(named_after("du_old"), Some("du"));
+    assert_eq!(named_after("bfs"), Some("find"));
+    assert_eq!(named_after("bfs-next"), Some("find"));
+    assert_eq!(named_after("dusty"), None);
+    assert_eq!(named_after("fd"), None);
+    assert_eq!(named_after("eqcheck-double"), None);
+    assert_eq!(named_after("new.dust"), Some("dust"));
+    assert_eq!(named_after("du-dust"), None, "two names: neither is sure");
+}
+
+#[test]
+fn a_files_values_are_checked_at_their_place() {
+    let cases = [
+        ("runs = 0", "eqcheck.toml:1:8: runs: must be at least 1"),
+        ("jobs = 0", "eqcheck.toml:1:8: jobs: must be at least 1"),
+        (
+            "timeout = 0",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not 0",
+        ),
+        (
+            "timeout = nan",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not NaN",
+        ),
+        (
+            "timeout = 1e19",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not 10000000000000000000",
+        ),
+        (
+            "sets = \"depth,nosuch\"",
+            "eqcheck.toml:1:8: sets: flagsets/walk.sets: no group `nosuch` (groups: ",
+        ),
+        (
+            "flagsets = \"dusst\"",
+            "eqcheck.toml:1:12: flagsets: `dusst`: no such file, and no built-in flag sets of that name (walk, dust, du, find)",
+        ),
+        ("argv0 = \"\"", "eqcheck.toml:1:9: argv0: argv[0] must be a non-empty name without NUL"),
+        (
+            "env = { \"é\" = \"x\", \"A=B\" = \"y\" }",
+            "eqcheck.toml:1:20: env: `A=B`: a name must be non-empty, without `=` or NUL",
+        ),
+    ];
+    for (line, expected) in cases {
+        let message = error(&config_with(line));
+        assert!(
+            message.starts_with(expected),
+            "{line}\n{message}\nexpected {expected}"
+        );
+    }
+}
+
+#[test]
+fn an_arm_is_checked_where_it_was_written() {
+    let cases = [
+        (
+            "reference = \"old 'du\"",
+            "eqcheck.toml:1:13: reference: cannot split `old 'du`: missing closing quote",
+        ),
+        (
+            "candidate = \"  \"",
+            "eqcheck.toml:1:13: candidate: the command is empty",
+        ),
+        (
+            "candidate = \"no-such-walker-here\"",
+            "eqcheck.toml:1:13: candidate: program `no-such-walker-here` not found on PATH",
+        ),
+    ];
+    for (line, expected) in cases {
+        // The other arm works: `true` is on PATH.
+        let other = match line.starts_with("reference") {
+            true => "candidate = \"true\"",
+            false => "reference = \"true\"",
+        };
+        let text = format!("{line}\n{other}\n");
+        assert_eq!(error(&file("eqcheck.toml", &text)), expected);
+    }
+    // A config's relative program path starts at its folder, and is named so.
+    let nested = file(
+        "proj/eqcheck.toml",
+        "reference = \"bin/nope\"\ncandidate = \"true\"",
+    );
+    let expected = "proj/eqcheck.toml:1:13: reference: program `proj/bin/nope` does not exist (or is not a file)";
+    assert_eq!(error(&nested), expected);
+    let given = Layer {
+        reference: Some(Given::flag("--ref", "bin/nope".into())),
+        candidate: Some(Given::flag("--cand", "true".into())),
+        ..Layer::default()
+    };
+    let expected = "--ref: program `bin/nope` does not exist (or is not a file)";
+    assert_eq!(error(&given), expected);
+}
+
+#[test]
+fn one_arm_alone_is_said_where_it_came_from() {
+    let half = file("eqcheck.toml", "reference = \"true\"");
+    let expected =
+        "eqcheck.toml: gives `reference` but no `candidate`: add `candidate`, or give --cand";
+    assert_eq!(error(&half), expected);
+    let given = Layer {
+        candidate: Some(Given::flag("--cand", "true".into())),
+        ..Layer::default()
+    };
+    assert!(error(&given).starts_with("--ref and --cand go together"));
+    let self_check = RunExtras {
+        mode: RunMode {
+            self_check: true,
+            as_root: false,
+        },
+        ..RunExtras::default()
+    };
+    let both = config_with("");
+    let err = resolve(&both, &self_check).unwrap_err().to_string();
+    assert!(
+        err.starts_with("--self-check runs the reference against itself"),
+        "{err}"
+    );
+}
+
+#[test]
+fn arms_run_under_their_programs_file_name_unless_told() {
+    let matrix = resolve(&config_with(""), &RunExtras::default()).unwrap();
+    let name = crate::matrix::arm::file_name(&std::env::current_exe().unwrap().to_string_lossy());
+    assert_eq!(matrix.reference.argv0, name);
+    assert_eq!(matrix.candidate.argv0, name);
+    assert!(Path::new(&matrix.reference.command[0]).is_absolute());
+    let named = resolve(&config_with("argv0 = \"du\""), &RunExtras::default()).unwrap();
+    assert_eq!(
+        (
+            named.reference.argv0.as_str(),
+            named.candidate.argv0.as_str()
+        ),
+        ("du", "du")
+    );
+    let mut on_the_command_line = config_with("argv0 = \"du\"");
+    on_the_command_line.argv0 = Some(Given::flag("--argv0", "dust".into()));
+    let named = resolve(&on_the_command_line, &RunExtras::default()).unwrap();
+    assert_eq!(named.candidate.argv0, "dust");
+}
+
+#[test]
+fn a_tree_from_a_config_starts_at_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proj/web")).unwrap();
+    let config = dir.path().join("proj/eqcheck.toml");
+    let given = Given {
+        value: "web".to_string(),
+        origin: Origin::File(Place {
+            file: PathBuf::from(&config),
+            line: 1,
+            column: 1,
+            key: "trees",
+        }),
+    };
+    let TreeSource::Existing { name, path } = tree(&given).unwrap() else {
+        panic!("a folder");
+    };
+    assert_eq!(name, dir.path().join("proj/web").to_string_lossy());
+    assert!(path.ends_with("proj/web"), "{}", path.display());
+    let missing = Given::flag("--tree", "nosuchtree".to_string());
+    let message = tree(&missing).err().unwrap().to_string();
+    assert!(
+        message.starts_with("--tree: unknown tree `nosuchtree` (known: "),
+        "{message}"
+    );
+}
