@@ -208,7 +208,7 @@ pub fn main() -> Result<u8, Failure> {
     };
     match cli.command {
         Some(Command::Walk(args)) => Ok(walk(args)),
-        Some(Command::Trees(command)) => trees(command).map_err(Failure::usage),
+        Some(Command::Trees(command)) => trees(command),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
@@ -365,14 +365,19 @@ fn walk(args: WalkArgs) -> u8 {
     }
 }
 
-fn trees(command: TreesCommand) -> anyhow::Result<u8> {
+fn trees(command: TreesCommand) -> Result<u8, Failure> {
     let mut out = std::io::stdout().lock();
     match command {
-        TreesCommand::List => crate::fixtures::write_list(&mut out)?,
-        TreesCommand::Show { name } => crate::fixtures::write_show(&name, &mut out)?,
+        TreesCommand::List => crate::fixtures::write_list(&mut out).map_err(Failure::harness)?,
+        TreesCommand::Show { name } => {
+            crate::fixtures::write_show(&name, &mut out).map_err(Failure::usage)?
+        }
         TreesCommand::Build { name, into } => {
-            crate::fixtures::build_named(&name, &into)?;
-            writeln!(out, "{}", into.display())?;
+            crate::fixtures::build_named(&name, &into).map_err(|err| match err.is_usage() {
+                true => Failure::usage(err),
+                false => Failure::harness(err),
+            })?;
+            writeln!(out, "{}", into.display()).map_err(Failure::harness)?;
         }
     }
     Ok(crate::exit::ALL_EQUAL)

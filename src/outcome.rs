@@ -39,6 +39,9 @@ pub struct ArmInfo {
     pub binary: Option<String>,
     /// The sha256 of that file, so a report says exactly which build ran.
     pub sha256: Option<String>,
+    /// The copy of that file that ran in its place, when the arms ran as a user who
+    /// could not reach the file where it is (its sha256 is the original's).
+    pub copy: Option<String>,
     /// Who the arm ran as.
     pub user: String,
 }

@@ -374,3 +374,19 @@ fn entries_a_tree_could_not_hold_are_named_in_the_report() {
         "{out}"
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_be_written_after_the_run_is_a_harness_failure() {
+    // /dev/full opens, so the run goes ahead; every write to it then fails. The
+    // matrix ran and was judged: what failed is the harness, not the command line.
+    let out = run(["--tree", "basic", "--sets", "depth", "--json", "/dev/full"]);
+    assert_exit(&out, 3);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let expected = "eqcheck: cannot write the JSON report: No space left on device (os error 28)\n";
+    assert_eq!(stderr, expected, "{out}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("7 cases: 7 identical"),
+        "{out}"
+    );
+}

@@ -103,7 +103,16 @@ fn arms(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         )
     };
     writeln!(out, "{}", row("reference", &outcome.reference))?;
-    writeln!(out, "{}", row("candidate", &outcome.candidate))
+    writeln!(out, "{}", row("candidate", &outcome.candidate))?;
+    for (name, arm) in [
+        ("reference", &outcome.reference),
+        ("candidate", &outcome.candidate),
+    ] {
+        if let Some(note) = summary::copy_note(arm) {
+            writeln!(out, "\nThe {name} arm {}", plain(&note))?;
+        }
+    }
+    Ok(())
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {

@@ -100,7 +100,7 @@ pub enum ReportError {
         second: &'static str,
         path: PathBuf,
     },
-    #[error("cannot write the {format} report: {source}")]
+    #[error("cannot write the {format} report")]
     Write {
         format: &'static str,
         source: io::Error,

@@ -3,7 +3,7 @@
 //! case and its verdict are named. Kept in one place so a PR comment and the
 //! terminal never disagree on a number or a word.
 
-use crate::outcome::{Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
+use crate::outcome::{ArmInfo, Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
 
 /// The summary table's columns: the tree, its case count, then one per verdict
 /// kind in the order of [`VerdictKind::ALL`].
@@ -128,4 +128,15 @@ pub fn runs_list(runs: &[usize]) -> String {
     } else {
         shown.join(", ")
     }
+}
+
+/// `ran a copy: PATH (of FILE, sha256 …)` for an arm whose program the arm user
+/// could not reach, so it ran a copy eqcheck made.
+pub fn copy_note(arm: &ArmInfo) -> Option<String> {
+    let copy = arm.copy.as_ref()?;
+    Some(format!(
+        "ran a copy the arm user can reach: {copy} (of {}, sha256 {})",
+        arm.binary.as_deref().unwrap_or("?"),
+        arm.sha256.as_deref().unwrap_or("?")
+    ))
 }

@@ -73,16 +73,15 @@ impl Colors {
 }
 
 pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
-    writeln!(
-        out,
-        "reference: {}",
-        shell_words::join(&outcome.reference.command)
-    )?;
-    writeln!(
-        out,
-        "candidate: {}",
-        shell_words::join(&outcome.candidate.command)
-    )?;
+    for (name, arm) in [
+        ("reference", &outcome.reference),
+        ("candidate", &outcome.candidate),
+    ] {
+        writeln!(out, "{name}: {}", shell_words::join(&arm.command))?;
+        if let Some(note) = summary::copy_note(arm) {
+            writeln!(out, "  {note}")?;
+        }
+    }
     if let Some(config) = &outcome.config {
         writeln!(out, "config: {config}")?;
     }

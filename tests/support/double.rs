@@ -6,6 +6,9 @@
 //! eqcheck-double print TEXT              TEXT (with \n and \t escapes) on stdout
 //! eqcheck-double exit CODE [TEXT]        TEXT as `print` does, then exits with CODE
 //! eqcheck-double sleep SECS              sleeps, then prints `woke`
+//! eqcheck-double complain NAME...        `ARGV0: cannot access 'NAME'` on stderr for
+//!                                        each NAME, where ARGV0 is the name it was
+//!                                        run by, then exits 1, as du does
 //! eqcheck-double crash                   aborts (SIGABRT on Unix)
 //! eqcheck-double signal NAME             ends by signal NAME: SEGV, KILL or ABRT (Unix;
 //!                                        elsewhere ABRT aborts and the others exit 134)
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
             println!("woke");
             ExitCode::SUCCESS
         }
+        Some("complain") => complain(&args[1..]),
         Some("crash") => std::process::abort(),
         Some("signal") => end_by_signal(args.get(1).map_or("", String::as_str)),
         Some("items") => print_items(&args[1..]),
@@ -326,4 +330,13 @@ fn end_by_signal(name: &str) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Errors that name the program as it was run, the way GNU tools print them.
+fn complain(names: &[String]) -> ExitCode {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    for name in names {
+        eprintln!("{}: cannot access '{name}'", argv0.to_string_lossy());
+    }
+    ExitCode::from(1)
 }

@@ -1,0 +1,156 @@
+//! One case: both arms run on the same tree, alternating run by run, the tree
+//! guarded after each, then judged; and each arm's runs as the report gives them.
+
+use std::path::Path;
+
+use super::arm::{self, Arm};
+use super::compare;
+use super::exec::{self, ArmEnvironment};
+use super::guard::Guard;
+use super::plan::PlannedCase;
+use crate::flagset::FlagSetFile;
+use crate::outcome::{ArmRun, Blame, CaseOutcome};
+
+/// The two arms as they are run, and what every case shares.
+pub(super) struct Arms<'a> {
+    pub reference: &'a Arm,
+    pub candidate: &'a Arm,
+    pub flag_sets: &'a FlagSetFile,
+    pub env: &'a ArmEnvironment,
+    pub runs: usize,
+}
+
+/// Runs both arms of one case on the tree `tree` at `root`; `rebuild` says how a
+/// repro line builds the tree again when the run removes it.
+pub(super) fn run_case(
+    arms: &Arms,
+    guard: Option<&Guard>,
+    tree: &str,
+    root: &Path,
+    rebuild: Option<&arm::Rebuild>,
+    case: &PlannedCase,
+    dir: &Path,
+) -> CaseOutcome {
+    let ref_argv = arm::argv(arms.reference, arms.flag_sets, &case.set, root);
+    let cand_argv = arm::argv(arms.candidate, arms.flag_sets, &case.set, root);
+    let mut moved = None;
+    let mut reference = Vec::new();
+    let mut candidate = Vec::new();
+    match std::fs::create_dir(dir) {
+        Ok(()) => {
+            // Runs alternate between the arms, so whatever drifts with time (the
+            // clock, the cache) drifts under both alike.
+            for run in 1..=arms.runs {
+                let name = |arm: &str| match arms.runs {
+                    1 => arm.to_string(),
+                    _ => format!("{arm}.{run}"),
+                };
+                let ran = exec::run_arm(
+                    &ref_argv,
+                    &arms.reference.argv0,
+                    arms.env,
+                    dir,
+                    &name("reference"),
+                );
+                reference.push(share_repeated_output(reference.first(), ran));
+                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Reference, &case.id)));
+                let ran = exec::run_arm(
+                    &cand_argv,
+                    &arms.candidate.argv0,
+                    arms.env,
+                    dir,
+                    &name("candidate"),
+                );
+                candidate.push(share_repeated_output(candidate.first(), ran));
+                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Candidate, &case.id)));
+                if moved.is_some() {
+                    break;
+                }
+            }
+        }
+        Err(err) => {
+            let failed = || exec::Captured::failed(format!("cannot make {}: {err}", dir.display()));
+            reference.push(failed());
+            candidate.push(failed());
+        }
+    };
+    let rules = compare::CaseRules {
+        group: &case.group,
+        rules: &arms.flag_sets.rules,
+    };
+    let judged = match moved {
+        Some(tree_changed) => compare::Judged {
+            verdict: tree_changed,
+            streams: Vec::new(),
+            fired: Vec::new(),
+            notes: Vec::new(),
+        },
+        None => compare::judge(&reference, &candidate, root, &rules),
+    };
+    let _ = std::fs::remove_dir_all(dir);
+    CaseOutcome {
+        id: case.id.clone(),
+        tree: tree.to_string(),
+        group: case.group.clone(),
+        set: case.set.label(),
+        reference: arm_run(arms.reference, &ref_argv, arms.env, rebuild, reference),
+        candidate: arm_run(arms.candidate, &cand_argv, arms.env, rebuild, candidate),
+        verdict: judged.verdict,
+        streams: judged.streams,
+        fired: judged.fired,
+        notes: judged.notes,
+    }
+}
+
+/// A later run whose output is byte for byte its arm's first is pointed at the
+/// first run's files and its own are removed, so `--runs 50` of a large output
+/// keeps one copy on disk, not fifty.
+fn share_repeated_output(
+    first: Option<&exec::Captured>,
+    mut later: exec::Captured,
+) -> exec::Captured {
+    let Some(first) = first else {
+        return later;
+    };
+    let same = |a: &Path, b: &Path| compare::same_contents(a, b).unwrap_or(false);
+    if later.status == first.status
+        && same(&first.stdout, &later.stdout)
+        && same(&first.stderr, &later.stderr)
+    {
+        let _ = std::fs::remove_file(&later.stdout);
+        let _ = std::fs::remove_file(&later.stderr);
+        later.stdout = first.stdout.clone();
+        later.stderr = first.stderr.clone();
+    }
+    later
+}
+
+/// One arm's runs of a case as the report gives them. Its repro line makes again
+/// what the run made for itself: the tree, with `rebuild`, and the arm's program,
+/// when the arm ran a copy.
+fn arm_run(
+    arm: &Arm,
+    argv: &[std::ffi::OsString],
+    env: &ArmEnvironment,
+    rebuild: Option<&arm::Rebuild>,
+    runs: Vec<exec::Captured>,
+) -> ArmRun {
+    let durations_ms: Vec<f64> = runs
+        .iter()
+        .map(|r| r.duration.as_secs_f64() * 1000.0)
+        .collect();
+    let first = runs
+        .into_iter()
+        .next()
+        .expect("every case runs each arm once");
+    ArmRun {
+        argv: argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        repro: arm::repro(argv, &arm.argv0, env, rebuild, arm.copied_from.as_deref()),
+        status: first.status,
+        duration_ms: durations_ms[0],
+        durations_ms,
+    }
+}

@@ -1,0 +1,125 @@
+//! The run's own temp folder: the arms' output and HOMEs, and copies of arm
+//! programs the arm user could not reach where they are. Removed at the end of the
+//! run or on interrupt.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::arm::Arm;
+use super::exec::{self, ArmUser};
+use super::MatrixError;
+use crate::cleanup;
+
+/// The run's own temp folder (arm output, the arms' HOME), removed at the end or on
+/// interrupt.
+pub(super) struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new() -> Result<Scratch, MatrixError> {
+        let dir = tempfile::Builder::new()
+            .prefix("eqc-run-")
+            .tempdir()
+            .map_err(MatrixError::Scratch)?
+            .keep();
+        if !cleanup::register_folder(&dir) {
+            let interrupted = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+            return Err(MatrixError::Scratch(interrupted));
+        }
+        Ok(Scratch(dir))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The arm as it will run. When another user runs the arms, a program that
+    /// user may not reach or run where it is (eqcheck's own binary in a build
+    /// folder, a walker in root's home) is copied into this folder, root-owned and
+    /// mode 0755, if it is one regular file, in a subfolder named after the
+    /// original's path: two programs of one file name do not meet, and two arms of
+    /// one program (`--self-check`) run one copy. Anything else runs from where it
+    /// is, and the arm says why it cannot start.
+    pub fn reachable_arm(&self, arm: &Arm, user: &ArmUser) -> Result<Arm, MatrixError> {
+        let program = Path::new(&arm.command[0]);
+        let unreachable = || exec::blocked_for(program, user, true).is_some();
+        let copy_it = matches!(user, ArmUser::Unprivileged { .. })
+            && (arm.is_eqcheck || unreachable())
+            && program.is_file();
+        if !copy_it {
+            return Ok(arm.clone());
+        }
+        let digest = Sha256::digest(program.as_os_str().as_encoded_bytes());
+        let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let folder = self.0.join(format!("program-{short}"));
+        let copy = folder.join(program.file_name().unwrap_or("program".as_ref()));
+        if copy.exists() {
+            return Ok(copied(arm, &copy));
+        }
+        let made = std::fs::create_dir(&folder)
+            .and_then(|()| std::fs::copy(program, &copy))
+            .and_then(|_| make_runnable(&copy));
+        made.map_err(|source| MatrixError::ForUser {
+            user: user.describe(),
+            source,
+        })?;
+        Ok(copied(arm, &copy))
+    }
+
+    /// Lets the arm user through the scratch folder to its HOME and binary.
+    pub fn open_to_arms(&self, user: &ArmUser) -> Result<(), MatrixError> {
+        open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
+            user: user.describe(),
+            source,
+        })?;
+        match exec::blocked_for(&self.0, user, true) {
+            Some((folder, mode)) => Err(MatrixError::TempUnreachable {
+                user: user.describe(),
+                folder,
+                mode,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The arm with its program replaced by `copy`, naming the original.
+fn copied(arm: &Arm, copy: &Path) -> Arm {
+    let mut command = arm.command.clone();
+    let original = std::mem::replace(&mut command[0], copy.to_string_lossy().into_owned());
+    Arm {
+        command,
+        copied_from: Some(original.into()),
+        ..arm.clone()
+    }
+}
+
+/// Root-owned (as eqcheck is when it copies) and 0755: any user may run it, none
+/// but root may change it.
+#[cfg(unix)]
+fn make_runnable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn make_runnable(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn open_to_others(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn open_to_others(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = cleanup::remove_registered_folder(&self.0);
+    }
+}
