@@ -286,50 +286,9 @@ fn walk(args: WalkArgs) -> u8 {
         EngineArg::Reference => Engine::Reference,
         EngineArg::Fast => Engine::Fast,
     };
-    let unit = if args.inodes {
-        Unit::Inodes
-    } else if args.bytes {
-        Unit::ApparentBytes
-    } else if args.apparent_size {
-        Unit::ApparentBlocks
-    } else {
-        Unit::DiskBlocks
-    };
-    // du's own checks and warnings, word for word.
-    const TRY: &str = "Try 'eqcheck walk --help' for more information.";
-    if args.summarize && args.all {
-        eprintln!("eqcheck walk: cannot both summarize and show all entries\n{TRY}");
-        return 1;
-    }
-    match (args.summarize, args.max_depth) {
-        (true, Some(0)) => {
-            eprintln!("eqcheck walk: warning: summarizing is the same as using --max-depth=0")
-        }
-        (true, Some(depth)) => {
-            eprintln!(
-                "eqcheck walk: warning: summarizing conflicts with --max-depth={depth}\n{TRY}"
-            );
-            return 1;
-        }
-        _ => {}
-    }
-    if args.inodes && (args.bytes || args.apparent_size) {
-        eprintln!(
-            "eqcheck walk: warning: options --apparent-size and -b are ineffective with --inodes"
-        );
-    }
-    let du = DuOptions {
-        unit,
-        all: args.all,
-        max_depth: if args.summarize {
-            Some(0)
-        } else {
-            args.max_depth
-        },
-        total: args.total,
-        null: args.null,
-        follow_symlinks: args.dereference,
-        one_file_system: args.one_file_system,
+    let du = match du_options(&args) {
+        Ok(du) => du,
+        Err(code) => return code,
     };
     let list = ListOptions {
         follow_symlinks: args.dereference,
@@ -363,6 +322,55 @@ fn walk(args: WalkArgs) -> u8 {
         // The panic's message is already on stderr.
         Err(_) => 1,
     }
+}
+
+/// The du options `eqcheck walk` was given, after du's own checks and warnings,
+/// word for word; `Err` holds the exit code of a usage error (1, as du).
+fn du_options(args: &WalkArgs) -> Result<DuOptions, u8> {
+    const TRY: &str = "Try 'eqcheck walk --help' for more information.";
+    if args.summarize && args.all {
+        eprintln!("eqcheck walk: cannot both summarize and show all entries\n{TRY}");
+        return Err(1);
+    }
+    match (args.summarize, args.max_depth) {
+        (true, Some(0)) => {
+            eprintln!("eqcheck walk: warning: summarizing is the same as using --max-depth=0")
+        }
+        (true, Some(depth)) => {
+            eprintln!(
+                "eqcheck walk: warning: summarizing conflicts with --max-depth={depth}\n{TRY}"
+            );
+            return Err(1);
+        }
+        _ => {}
+    }
+    if args.inodes && (args.bytes || args.apparent_size) {
+        eprintln!(
+            "eqcheck walk: warning: options --apparent-size and -b are ineffective with --inodes"
+        );
+    }
+    let unit = if args.inodes {
+        Unit::Inodes
+    } else if args.bytes {
+        Unit::ApparentBytes
+    } else if args.apparent_size {
+        Unit::ApparentBlocks
+    } else {
+        Unit::DiskBlocks
+    };
+    Ok(DuOptions {
+        unit,
+        all: args.all,
+        max_depth: if args.summarize {
+            Some(0)
+        } else {
+            args.max_depth
+        },
+        total: args.total,
+        null: args.null,
+        follow_symlinks: args.dereference,
+        one_file_system: args.one_file_system,
+    })
 }
 
 fn trees(command: TreesCommand) -> Result<u8, Failure> {
