@@ -1,0 +1,193 @@
+//! The generated helpers a newcomer installs: `eqcheck completions SHELL` for each
+//! shell (checked by the shell itself where it is installed) and `eqcheck man`
+//! (rendered by groff where it is installed).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::util::{all_pass, assert_exit, lossy, run, Case};
+
+/// The shells `eqcheck completions` takes, as the user types them.
+const SHELLS: &[&str] = &["bash", "zsh", "fish", "powershell"];
+
+/// How each shell's script spells the `--ref` flag (fish names long flags `-l ref`).
+const REF_FLAG: &[(&str, &str)] = &[
+    ("bash", "--ref"),
+    ("zsh", "--ref"),
+    ("fish", "-l ref "),
+    ("powershell", "'--ref'"),
+];
+
+#[test]
+fn completions_for_every_shell_name_the_subcommands_and_flags() {
+    let cases = REF_FLAG
+        .iter()
+        .map(|&(shell, flag)| {
+            let out = run(["completions", shell]);
+            let script = lossy(&out.stdout);
+            let result = if out.code != Some(0) {
+                Err(format!("expected exit 0\n{out}"))
+            } else if !script.contains("walk") || !script.contains(flag) {
+                Err(format!("the script names no `walk` or no `{flag}`\n{out}"))
+            } else if !out.stderr.is_empty() {
+                Err(format!("stderr is not empty\n{out}"))
+            } else {
+                Ok(())
+            };
+            (shell.to_string(), result)
+        })
+        .collect();
+    all_pass(cases);
+}
+
+/// Runs `program args` with `script` on stdin. None when the program is not
+/// installed (tests never install a shell); else its exit code and what it printed.
+fn feed(program: &str, args: &[&str], script: &[u8]) -> Option<(Option<i32>, String)> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = {
+        let script = script.to_vec();
+        std::thread::spawn(move || stdin.write_all(&script))
+    };
+    let out = child.wait_with_output().expect("the shell ends");
+    // A shell that stops reading early closes the pipe; its exit code says why.
+    let _ = writer.join();
+    let text = format!("{}{}", lossy(&out.stdout), lossy(&out.stderr));
+    Some((out.status.code(), text))
+}
+
+/// Each installed shell parses its script without running it.
+#[test]
+fn installed_shells_accept_their_completion_scripts() {
+    let checks: &[(&str, &str, &[&str])] = &[
+        ("bash", "bash", &["-n"]),
+        ("zsh", "zsh", &["-n"]),
+        ("fish", "fish", &["--no-execute"]),
+    ];
+    let mut cases = Vec::new();
+    for &(shell, program, args) in checks {
+        let out = run(["completions", shell]);
+        assert_exit(&out, 0);
+        let Some((code, text)) = feed(program, args, &out.stdout) else {
+            eprintln!("skipped: {program} is not installed");
+            continue;
+        };
+        let result = match code {
+            Some(0) => Ok(()),
+            _ => Err(format!(
+                "`{program} {}` refused the script: {text}",
+                args.join(" ")
+            )),
+        };
+        cases.push((shell.to_string(), result));
+    }
+    all_pass(cases);
+}
+
+/// Bash, when installed, completes with the script: subcommands, flags and the shells
+/// of `completions` itself.
+#[test]
+fn bash_completes_subcommands_flags_and_shells() {
+    let out = run(["completions", "bash"]);
+    assert_exit(&out, 0);
+    // (words typed, the word being completed, what must be offered)
+    let wanted: &[(&str, &str, &[&str])] = &[
+        ("eqcheck wa", "wa", &["walk"]),
+        ("eqcheck --re", "--re", &["--ref"]),
+        ("eqcheck completions ''", "", SHELLS),
+    ];
+    let mut cases: Vec<Case> = Vec::new();
+    for &(typed, word, offered) in wanted {
+        let previous = typed.split(' ').rev().nth(1).expect("two words at least");
+        let mut script = out.stdout.clone();
+        script.extend(
+            format!(
+                "\nCOMP_WORDS=({typed}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))\n\
+                 _eqcheck eqcheck '{word}' {previous}\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
+            )
+            .bytes(),
+        );
+        let Some((code, text)) = feed("bash", &[], &script) else {
+            eprintln!("skipped: bash is not installed");
+            return;
+        };
+        let got: Vec<&str> = text.lines().collect();
+        let missing: Vec<&&str> = offered.iter().filter(|o| !got.contains(o)).collect();
+        let result = if code != Some(0) || !missing.is_empty() {
+            // A broken script fills the output with errors; the first few say why.
+            let shown = &got[..got.len().min(8)];
+            Err(format!(
+                "`{typed}<TAB>` offered {shown:?}…, missing {missing:?}"
+            ))
+        } else {
+            Ok(())
+        };
+        cases.push((typed.to_string(), result));
+    }
+    all_pass(cases);
+}
+
+#[test]
+fn an_unknown_shell_is_a_usage_error() {
+    // (arguments, what stderr must say)
+    let wrong: &[(&[&str], &str)] = &[
+        (
+            &["completions", "elvish"],
+            "[possible values: bash, zsh, fish, powershell]",
+        ),
+        (&["completions"], "<SHELL>"),
+    ];
+    let cases = wrong
+        .iter()
+        .map(|&(args, says)| {
+            let out = run(args);
+            let result = if out.code != Some(2) {
+                Err(format!("expected exit 2\n{out}"))
+            } else if !out.stdout.is_empty() {
+                Err(format!("a script on stdout despite the error\n{out}"))
+            } else if !lossy(&out.stderr).contains(says) {
+                Err(format!("stderr does not say `{says}`\n{out}"))
+            } else {
+                Ok(())
+            };
+            (args.join(" "), result)
+        })
+        .collect();
+    all_pass(cases);
+}
+
+#[test]
+fn man_prints_a_roff_page_groff_renders() {
+    let out = run(["man"]);
+    assert_exit(&out, 0);
+    let page = lossy(&out.stdout);
+    assert!(
+        page.starts_with(".ie") || page.starts_with(".TH"),
+        "not a roff page\n{out}"
+    );
+    for wanted in [
+        ".TH eqcheck 1",
+        ".SH OPTIONS",
+        r"\-\-ref",
+        "walk",
+        "completions",
+    ] {
+        assert!(page.contains(wanted), "the page lacks `{wanted}`\n{out}");
+    }
+    // -k: preconv, for the page's UTF-8; -ww: every warning, which must be none.
+    let Some((code, text)) = feed("groff", &["-k", "-man", "-Tutf8", "-ww", "-z"], &out.stdout)
+    else {
+        eprintln!("skipped rendering: groff is not installed");
+        return;
+    };
+    assert!(
+        code == Some(0) && text.is_empty(),
+        "groff rendered the page with complaints: {text}\n{out}"
+    );
+}
