@@ -19,7 +19,8 @@ use crate::walk::{Engine, ListOptions};
     name = "eqcheck",
     version,
     about = "Prove that a fast filesystem walker prints exactly what a slow, obviously correct one prints.",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,6 +47,20 @@ enum Command {
     /// Print eqcheck's man page (roff) to stdout.
     Man,
 }
+
+/// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
+/// tests/guide.rs runs the last two as they appear in `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  # The self-demo: eqcheck's reference walk engine against its fast one, with every
+  # set of the built-in walk flag-set file, over the standard trees
+  eqcheck
+
+  # The same spelled out, on one tree: your own two builds go in --ref and --cand
+  eqcheck --ref 'eqcheck walk --engine reference' --cand 'eqcheck walk' --tree basic --flagsets walk
+
+  # Is GNU du's output deterministic? Run it against itself and keep a JSON report
+  eqcheck --ref du --self-check --tree basic --json report.json";
 
 #[derive(Args, Debug, Default)]
 struct RunArgs {

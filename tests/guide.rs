@@ -1,6 +1,7 @@
-//! The generated helpers a newcomer installs: `eqcheck completions SHELL` for each
-//! shell (checked by the shell itself where it is installed) and `eqcheck man`
-//! (rendered by groff where it is installed).
+//! What a newcomer meets besides the matrix itself: the examples at the end of
+//! `eqcheck --help` (printed, and the quick ones run as printed), `eqcheck
+//! completions SHELL` for each shell (checked by the shell itself where it is
+//! installed) and `eqcheck man` (rendered by groff where it is installed).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -190,4 +191,112 @@ fn man_prints_a_roff_page_groff_renders() {
         code == Some(0) && text.is_empty(),
         "groff rendered the page with complaints: {text}\n{out}"
     );
+}
+
+/// The commands `eqcheck --help` ends with, exactly as printed.
+const EXAMPLES: &[&str] = &[
+    "eqcheck",
+    "eqcheck --ref 'eqcheck walk --engine reference' --cand 'eqcheck walk' --tree basic --flagsets walk",
+    "eqcheck --ref du --self-check --tree basic --json report.json",
+];
+
+/// The commands of the help's "Examples:" section: its lines that are not comments.
+fn examples_in(help: &str) -> Vec<String> {
+    let Some((_, section)) = help.split_once("\nExamples:\n") else {
+        return Vec::new();
+    };
+    section
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn help_ends_with_three_examples() {
+    let cases = ["--help", "-h"]
+        .iter()
+        .map(|flag| {
+            let out = run([flag]);
+            assert_exit(&out, 0);
+            let help = lossy(&out.stdout);
+            let result = match help.rfind("\nOptions:\n") {
+                None => Err(format!("no Options: section\n{out}")),
+                Some(options) if !help[options..].contains("\nExamples:\n") => {
+                    Err(format!("no Examples: section after the options\n{out}"))
+                }
+                Some(_) if examples_in(&help) != EXAMPLES => Err(format!(
+                    "examples {:?}, expected {EXAMPLES:?}\n{out}",
+                    examples_in(&help)
+                )),
+                Some(_) => Ok(()),
+            };
+            (flag.to_string(), result)
+        })
+        .collect();
+    all_pass(cases);
+}
+
+/// The examples that finish in seconds run as `--help` prints them, from a fresh
+/// folder, with the built eqcheck first on PATH (the arms call it by name). The
+/// first, the full self-demo, takes minutes in a debug build and is left out.
+#[cfg(unix)]
+#[test]
+fn help_examples_run_as_printed() {
+    let out = run(["--help"]);
+    assert_exit(&out, 0);
+    let binary = crate::util::eqcheck();
+    let bin_dir = binary.parent().expect("the binary has a folder");
+    if !arms_reach(&binary) {
+        return;
+    }
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH joins");
+    let examples = examples_in(&lossy(&out.stdout));
+    assert_eq!(
+        examples.len(),
+        EXAMPLES.len(),
+        "the examples in --help\n{out}"
+    );
+    let mut cases = Vec::new();
+    for example in examples.iter().skip(1) {
+        if example.contains("--ref du") && !crate::util::du_available() {
+            eprintln!("skipped without GNU du: {example}");
+            continue;
+        }
+        let words = shell_words::split(example).expect("an example splits shell-word style");
+        let dir = crate::util::temp_dir();
+        let ran = crate::util::Cmd::new(&binary)
+            .args(&words[1..])
+            .cwd(dir.path())
+            .env("PATH", &path)
+            .output();
+        let mut result = match ran.code {
+            Some(0) => Ok(()),
+            _ => Err(format!("expected exit 0\n{ran}")),
+        };
+        if example.contains("--json report.json") && result.is_ok() {
+            let report = std::fs::read(dir.path().join("report.json")).unwrap_or_default();
+            let json: serde_json::Value = serde_json::from_slice(&report).unwrap_or_default();
+            if json["schema_version"].as_u64().is_none() {
+                result = Err(format!("no JSON report in report.json\n{ran}"));
+            }
+        }
+        cases.push((example.clone(), result));
+    }
+    all_pass(cases);
+}
+
+/// Whether arms can run the built binary: as root, eqcheck runs them as uid 65534,
+/// which may not reach the build folder. Says so when they cannot.
+#[cfg(unix)]
+fn arms_reach(binary: &std::path::Path) -> bool {
+    let reach = !crate::util::is_root() || crate::util::reachable_by_others(binary);
+    if !reach {
+        eprintln!("skipped: the arms would run as uid 65534, which cannot reach {binary:?}");
+    }
+    reach
 }
