@@ -1,7 +1,8 @@
 //! What a newcomer meets besides the matrix itself: the examples at the end of
 //! `eqcheck --help` (printed, and the quick ones run as printed), `eqcheck
 //! completions SHELL` for each shell (checked by the shell itself where it is
-//! installed) and `eqcheck man` (rendered by groff where it is installed).
+//! installed), `eqcheck man` (rendered by groff where it is installed) and the
+//! README's flag-set example (loaded and run).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -299,4 +300,36 @@ fn arms_reach(binary: &std::path::Path) -> bool {
         eprintln!("skipped: the arms would run as uid 65534, which cannot reach {binary:?}");
     }
     reach
+}
+
+/// The README's short flag-set file loads and runs, here with eqcheck's own walker
+/// in both arms.
+#[cfg(unix)]
+#[test]
+fn the_readme_flag_set_example_runs() {
+    let readme = include_str!("../README.md");
+    let (_, section) = readme
+        .split_once("## Flag-set files")
+        .expect("README.md has a flag-set section");
+    let (_, block) = section.split_once("```text\n").expect("a text block");
+    let (example, _) = block.split_once("\n```").expect("the block is closed");
+    let binary = crate::util::eqcheck();
+    if !arms_reach(&binary) {
+        return;
+    }
+    let dir = crate::util::temp_dir();
+    let sets = crate::util::written(dir.path(), "mine.sets", &format!("{example}\n"));
+    let walker = format!("{} walk", shell_words::quote(&binary.to_string_lossy()));
+    let out = run([
+        "--ref",
+        &walker,
+        "--cand",
+        &walker,
+        "--flagsets",
+        &sets,
+        "--tree",
+        "basic",
+    ]);
+    assert_exit(&out, 0);
+    assert!(lossy(&out.stdout).contains("3 cases: 3 identical"), "{out}");
 }
