@@ -1,11 +1,13 @@
 //! The command line: clap's derive structs, and the one place that turns them into
 //! the plain option structs the rest of the crate takes. No other file imports clap.
+//! The shell completions and the man page are generated here from the same
+//! definition, so they cannot fall behind the flags.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::exit::Failure;
 use crate::settings::{self, file, resolve, Given, Guard, Layer, RunMode};
@@ -17,7 +19,8 @@ use crate::walk::{Engine, ListOptions};
     name = "eqcheck",
     version,
     about = "Prove that a fast filesystem walker prints exactly what a slow, obviously correct one prints.",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -36,7 +39,28 @@ enum Command {
     /// List, show or build the fixture trees.
     #[command(subcommand)]
     Trees(TreesCommand),
+    /// Print a shell completion script to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: ShellArg,
+    },
+    /// Print eqcheck's man page (roff) to stdout.
+    Man,
 }
+
+/// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
+/// tests/guide.rs runs the last two as they appear in `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  # The self-demo: eqcheck's reference walk engine against its fast one, with every
+  # set of the built-in walk flag-set file, over the standard trees
+  eqcheck
+
+  # The same spelled out, on one tree: your own two builds go in --ref and --cand
+  eqcheck --ref 'eqcheck walk --engine reference' --cand 'eqcheck walk' --tree basic --flagsets walk
+
+  # Is GNU du's output deterministic? Run it against itself and keep a JSON report
+  eqcheck --ref du --self-check --tree basic --json report.json";
 
 #[derive(Args, Debug, Default)]
 struct RunArgs {
@@ -160,6 +184,16 @@ enum ColorArg {
     Never,
 }
 
+/// The shells `eqcheck completions` writes scripts for.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+    #[value(name = "powershell")]
+    PowerShell,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 enum GuardArg {
     /// Types, sizes, modes, owners, link targets and times of every entry.
@@ -209,6 +243,8 @@ pub fn main() -> Result<u8, Failure> {
     match cli.command {
         Some(Command::Walk(args)) => Ok(walk(args)),
         Some(Command::Trees(command)) => trees(command),
+        Some(Command::Completions { shell }) => completions(shell),
+        Some(Command::Man) => man(),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
@@ -389,4 +425,36 @@ fn trees(command: TreesCommand) -> Result<u8, Failure> {
         }
     }
     Ok(crate::exit::ALL_EQUAL)
+}
+
+/// The completion script for `shell`, generated from the same definition that parses
+/// the command line, so it never lags behind a flag.
+fn completions(shell: ShellArg) -> anyhow::Result<u8> {
+    use clap_complete::Shell;
+    let shell = match shell {
+        ShellArg::Bash => Shell::Bash,
+        ShellArg::Zsh => Shell::Zsh,
+        ShellArg::Fish => Shell::Fish,
+        ShellArg::PowerShell => Shell::PowerShell,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "eqcheck", &mut script);
+    print(&script)
+}
+
+/// The man page in roff, from the same definition as `--help`.
+fn man() -> anyhow::Result<u8> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    print(&page)
+}
+
+/// Writes generated text to stdout. A reader that stops early (`eqcheck man | head`)
+/// has what it wanted, so a closed pipe is not an error.
+fn print(bytes: &[u8]) -> anyhow::Result<u8> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(crate::exit::ALL_EQUAL),
+    }
 }

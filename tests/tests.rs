@@ -8,6 +8,7 @@ mod corners;
 mod fixtures;
 mod flagsets;
 mod guard;
+mod guide;
 mod project;
 mod reports;
 mod run;

@@ -125,16 +125,16 @@ fn a_hash_inside_a_word_or_quotes_is_kept() {
 }
 
 #[test]
-fn the_readme_example_parses() {
-    let readme = include_str!("../../README.md");
-    let (_, section) = readme
-        .split_once("### Flag-set files")
-        .expect("README.md has a flag-set section");
+fn the_documented_example_parses() {
+    let doc = include_str!("../../docs/comparing.md");
+    let (_, section) = doc
+        .split_once("## Flag-set files")
+        .expect("docs/comparing.md has a flag-set section");
     let (_, block) = section
         .split_once("```text\n")
         .expect("the section has a text block");
     let (example, _) = block.split_once("\n```").expect("the block is closed");
-    let file = parse("README.md", example).unwrap_or_else(|e| panic!("{e}"));
+    let file = parse("comparing.md", example).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(file.description, "what these sets exercise");
     assert_eq!(file.common, ["-P", "-c", "-w", "200"]);
     assert_eq!(file.operand, ["{tree}"]);
