@@ -243,8 +243,8 @@ pub fn main() -> Result<u8, Failure> {
     match cli.command {
         Some(Command::Walk(args)) => Ok(walk(args)),
         Some(Command::Trees(command)) => trees(command),
-        Some(Command::Completions { shell }) => completions(shell),
-        Some(Command::Man) => man(),
+        Some(Command::Completions { shell }) => completions(shell).map_err(Failure::harness),
+        Some(Command::Man) => man().map_err(Failure::harness),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
