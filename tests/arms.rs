@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::run::{double, eqcheck_walk, json_report, run_pair, verdicts};
-use crate::util::{assert_exit, run, temp_dir, written};
+use crate::run::{eqcheck_walk, run_pair, verdicts};
+use crate::util::{assert_exit, double, json_report, run, temp_dir, written, DOUBLE_PATH};
 
 #[test]
 fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
@@ -17,14 +17,14 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
     std::fs::create_dir(&private).unwrap();
     crate::util::set_mode(&private, 0o700);
     let up: PathBuf = std::iter::repeat_n("..", private.components().count() - 1).collect();
-    let relative_double = up.join(std::path::Path::new(&double()).strip_prefix("/").unwrap());
+    let relative_double = up.join(std::path::Path::new(DOUBLE_PATH).strip_prefix("/").unwrap());
     let out = crate::util::Cmd::new(crate::util::eqcheck())
         .cwd(&private)
         .args(["--ref", "find", "--cand", "find", "--flagsets", "find"])
         .args(["--tree", "basic", "--sets", "types", "--json", "-"])
         .output();
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     for case in report["cases"].as_array().unwrap() {
         assert_eq!(case["reference"]["status"]["code"], 0, "{out}");
     }
@@ -37,12 +37,12 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
         .args(["--sets", "depth", "--as-root", "--json", "-"])
         .output();
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let program = report["cases"][0]["reference"]["argv"][0].as_str().unwrap();
     assert!(std::path::Path::new(program).is_absolute(), "{out}");
     assert_eq!(
         std::fs::canonicalize(program).unwrap(),
-        std::fs::canonicalize(double()).unwrap()
+        std::fs::canonicalize(DOUBLE_PATH).unwrap()
     );
 }
 
@@ -59,7 +59,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
         &["--sets", &sets, "--runs", "3", "--json", "-"],
     );
     assert_exit(&out, 0);
-    assert_eq!(verdicts(&json_report(&out.stdout)), ["identical"], "{out}");
+    assert_eq!(verdicts(&json_report(&out)), ["identical"], "{out}");
     // A flag-set file's HOME goes to the arm, over eqcheck's own.
     std::fs::write(
         &sets,
@@ -68,7 +68,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
     .unwrap();
     let out = run_pair(
         "sh -c 'echo $HOME'",
-        &format!("{} print '/nonexistent/home\\n'", double()),
+        &double("print '/nonexistent/home\\n'"),
         &["--sets", &sets, "--as-root"],
     );
     assert_exit(&out, 0);
@@ -100,7 +100,7 @@ fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
     assert_exit(&out, 0);
     // Arms given with --ref/--cand: the program's name decides, and `eqcheck`
     // names no flag-set file, so the walk sets come with a warning.
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(report["flag_sets"], "flagsets/walk.sets", "{out}");
     let warned = report["warnings"].to_string();
     assert!(
@@ -108,7 +108,7 @@ fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
         "{out}"
     );
     let out = run_pair("du", "du", &["--sets", "sizes", "--json", "-"]);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(report["flag_sets"], "flagsets/du.sets", "{out}");
     assert!(
         !report["warnings"].to_string().contains("named after"),
@@ -124,14 +124,14 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
     let sets = dir.path().join("self.sets");
     std::fs::write(&sets, "operand =\nenv.EXTRA = a b\n[only]\n(none)\n").unwrap();
     let probe = "sh -c 'id -u; id -g; umask; env | sort | grep -v \"^PWD=\"; pwd; ls -A; cat'";
-    let marker = format!("{} print 'm\\n'", double());
+    let marker = double("print 'm\\n'");
     let out = run_pair(
         probe,
         &marker,
         &["--sets", &sets.to_string_lossy(), "--json", "-"],
     );
     assert_exit(&out, 1);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let case = &report["cases"][0];
     let repro = case["reference"]["repro"].as_str().unwrap();
     let diff = case["streams"][0]["diff"].as_str().unwrap();
@@ -176,7 +176,7 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
     let sets = written(dir.path(), "summary.sets", "[only]\n-s\n");
     let out = run(["--tree", "basic", "--sets", &sets, "--json", "-"]);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let built = report["trees"][0]["path"].as_str().unwrap();
     assert!(
         !std::path::Path::new(built).exists(),
@@ -228,7 +228,7 @@ fn the_arm_runs_the_very_file_the_report_names() {
     let (private, public) = (dir.path().join("private"), dir.path().join("public"));
     for (folder, mode) in [(&private, 0o700), (&public, 0o755)] {
         std::fs::create_dir(folder).unwrap();
-        std::os::unix::fs::symlink(double(), folder.join("walker")).unwrap();
+        std::os::unix::fs::symlink(DOUBLE_PATH, folder.join("walker")).unwrap();
         crate::util::set_mode(folder, mode);
     }
     let path = format!(
@@ -252,7 +252,7 @@ fn the_arm_runs_the_very_file_the_report_names() {
         ])
         .output();
     assert_exit(&out, 3);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let named = report["reference"]["binary"].as_str().unwrap();
     assert!(named.starts_with(&*private.to_string_lossy()), "{out}");
     let status = report["cases"][0]["reference"]["status"].to_string();

@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
 
-use crate::util::{all_pass, assert_exit, is_root, run, temp_dir, Case, Cmd};
+use crate::util::{all_pass, assert_exit, double, is_root, run, temp_dir, Case, Cmd};
 
 mod kinds;
 
@@ -232,7 +232,7 @@ fn a_tree_deeper_than_the_descriptor_limit_is_removed_after_the_run() {
     crate::util::set_mode(&temp, 0o777);
     // Arms that do not walk: the tree is built, fingerprinted and removed all the
     // same, and only the removal is under test.
-    let printer = format!("{} print x", env!("CARGO_BIN_EXE_eqcheck-double"));
+    let printer = double("print x");
     let out = Cmd::new("prlimit")
         .arg("--nofile=256:256")
         .arg(crate::util::eqcheck())

@@ -7,7 +7,9 @@
 use std::ffi::OsStr;
 use std::process::{Command, Stdio};
 
-use crate::util::{assert_exit, du_available, eqcheck, temp_dir, Cmd, Output};
+use crate::util::{
+    assert_exit, double, du_available, eqcheck, json_report, temp_dir, Cmd, Output, DOUBLE_PATH,
+};
 
 /// Runs eqcheck from a fresh 0755 folder: run as root, eqcheck runs the arms as
 /// an unprivileged user in its own folder, and find stops with exit 1 where it
@@ -28,12 +30,6 @@ fn root_if_unreachable(program: &str) -> Option<&'static str> {
     #[cfg(not(unix))]
     let _ = program;
     None
-}
-
-fn json_report(out: &Output) -> serde_json::Value {
-    // With `--json -` stdout holds the JSON report alone; the text goes to stderr.
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{out}"))
 }
 
 fn cases(report: &serde_json::Value) -> &Vec<serde_json::Value> {
@@ -206,9 +202,7 @@ fn finds_lines_in_another_order_are_order_only() {
 fn dusts_permission_list_in_hash_order_is_order_only() {
     // Twelve items in an order that changes from run to run, on stderr, as dust
     // prints the folders it could not read; the two arms all but surely disagree.
-    let double = env!("CARGO_BIN_EXE_eqcheck-double");
-    let lister =
-        format!("{double} items 12 ', ' 'Did not have permissions for directories: ' --stderr");
+    let lister = double("items 12 ', ' 'Did not have permissions for directories: ' --stderr");
     let args = [
         "--ref",
         &lister,
@@ -223,7 +217,7 @@ fn dusts_permission_list_in_hash_order_is_order_only() {
         "--json",
         "-",
     ];
-    let out = run(args.into_iter().chain(root_if_unreachable(double)));
+    let out = run(args.into_iter().chain(root_if_unreachable(DOUBLE_PATH)));
     assert_exit(&out, 0);
     let report = json_report(&out);
     let case = &cases(&report)[0];

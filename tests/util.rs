@@ -216,6 +216,23 @@ pub fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
     Cmd::new(eqcheck()).args(args).output()
 }
 
+/// The test double built beside eqcheck (tests/support/double.rs): a stand-in
+/// walker that prints, sleeps, crashes or perturbs on request.
+pub const DOUBLE_PATH: &str = env!("CARGO_BIN_EXE_eqcheck-double");
+
+/// An arm's command line that runs the double with `request` (`print 'a\n'`,
+/// `sleep 30`, ...), its path quoted as `--ref` and `--cand` split their words.
+pub fn double(request: &str) -> String {
+    format!("{} {request}", shell_words::quote(DOUBLE_PATH))
+}
+
+/// The JSON report a run wrote to stdout (with `--json -` the text report goes to
+/// stderr); stdout that is anything else fails the test with the whole run.
+pub fn json_report(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e})\n{out}"))
+}
+
 /// Panics with the run's full context unless it exited with `code`.
 pub fn assert_exit(out: &Output, code: i32) {
     if out.code != Some(code) {

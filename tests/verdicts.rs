@@ -10,12 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{assert_exit, run, set_mode, temp_dir, Output};
-
-/// The test double built beside eqcheck (tests/support/double.rs).
-pub(crate) fn double(request: &str) -> String {
-    format!("{} {request}", env!("CARGO_BIN_EXE_eqcheck-double"))
-}
+use crate::util::{assert_exit, double, json_report, run, set_mode, temp_dir, Output};
 
 /// A flag-set file with one group `only` holding the empty set, then `rules`
 /// (`[rule NAME]` sections). The tree is not put on the arms' command lines: the
@@ -56,11 +51,6 @@ pub(crate) fn run_sets(reference: &str, candidate: &str, sets: &Path, rest: &[&s
     ];
     args.extend_from_slice(rest);
     run(args)
-}
-
-pub(crate) fn json_report(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e})\n{out}"))
 }
 
 /// The report's only case.
