@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use crate::run::{eqcheck_walk, run_pair, verdicts};
-use crate::util::{assert_exit, double, json_report, run, temp_dir, written, DOUBLE_PATH};
+use crate::util::{
+    assert_exit, double, json_report, report_cases, run, temp_dir, written, DOUBLE_PATH,
+};
 
 #[test]
 fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
@@ -25,7 +27,7 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
         .output();
     assert_exit(&out, 0);
     let report = json_report(&out);
-    for case in report["cases"].as_array().unwrap() {
+    for case in report_cases(&report, &out) {
         assert_eq!(case["reference"]["status"]["code"], 0, "{out}");
     }
     // A program named relative to the working folder still runs, and the report
@@ -59,7 +61,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
         &["--sets", &sets, "--runs", "3", "--json", "-"],
     );
     assert_exit(&out, 0);
-    assert_eq!(verdicts(&json_report(&out)), ["identical"], "{out}");
+    assert_eq!(verdicts(&json_report(&out), &out), ["identical"], "{out}");
     // A flag-set file's HOME goes to the arm, over eqcheck's own.
     std::fs::write(
         &sets,

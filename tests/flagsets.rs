@@ -8,7 +8,8 @@ use std::ffi::OsStr;
 use std::process::{Command, Stdio};
 
 use crate::util::{
-    assert_exit, double, du_available, eqcheck, json_report, temp_dir, Cmd, Output, DOUBLE_PATH,
+    assert_exit, double, du_available, eqcheck, json_report, report_cases, temp_dir, Cmd, Output,
+    DOUBLE_PATH,
 };
 
 /// Runs eqcheck from a fresh 0755 folder: run as root, eqcheck runs the arms as
@@ -30,10 +31,6 @@ fn root_if_unreachable(program: &str) -> Option<&'static str> {
     #[cfg(not(unix))]
     let _ = program;
     None
-}
-
-fn cases(report: &serde_json::Value) -> &Vec<serde_json::Value> {
-    report["cases"].as_array().expect("cases")
 }
 
 fn verdict(case: &serde_json::Value) -> &str {
@@ -101,7 +98,7 @@ fn gnu_du_against_itself_is_identical_with_every_du_set() {
     }
     let (out, report) = against_itself("du");
     assert_exit(&out, 0);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(cases.len() >= 25, "only {} cases\n{out}", cases.len());
     assert!(cases.iter().all(|c| verdict(c) == "identical"), "{out}");
     // du takes every set (a usage error would exit 1 on both sides alike); only
@@ -129,7 +126,7 @@ fn gnu_find_against_itself_is_equal_with_every_find_set() {
     }
     let (out, report) = against_itself("find");
     assert_exit(&out, 0);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(cases.len() >= 20, "only {} cases\n{out}", cases.len());
     assert!(
         cases
@@ -176,7 +173,7 @@ fn finds_lines_in_another_order_are_order_only() {
     ]);
     assert_exit(&out, 0);
     let report = json_report(&out);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(
         cases
             .iter()
@@ -220,7 +217,7 @@ fn dusts_permission_list_in_hash_order_is_order_only() {
     let out = run(args.into_iter().chain(root_if_unreachable(DOUBLE_PATH)));
     assert_exit(&out, 0);
     let report = json_report(&out);
-    let case = &cases(&report)[0];
+    let case = &report_cases(&report, &out)[0];
     assert_eq!(verdict(case), "order-only", "{out}");
     assert_eq!(fired(case), ["permission-list"], "{out}");
 }

@@ -8,7 +8,9 @@
 use std::fs;
 use std::path::Path;
 
-use crate::util::{assert_exit, double, eqcheck, json_report, temp_dir, Cmd, Output, DOUBLE_PATH};
+use crate::util::{
+    assert_exit, double, eqcheck, json_report, report_cases, temp_dir, Cmd, Output, DOUBLE_PATH,
+};
 
 /// An arm's command line as a TOML string, for the config's `reference` and
 /// `candidate`.
@@ -38,10 +40,7 @@ fn eqcheck_in(dir: &Path, args: &[&str]) -> Output {
 
 /// Each case's flag-set group, in report order.
 fn groups(out: &Output) -> Vec<String> {
-    let report = json_report(out);
-    let cases = report["cases"].as_array().expect("cases").clone();
-    assert!(!cases.is_empty(), "no cases\n{out}");
-    cases
+    report_cases(&json_report(out), out)
         .iter()
         .map(|c| c["group"].as_str().expect("a group").to_string())
         .collect()

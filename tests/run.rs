@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{assert_exit, double, json_report, run, temp_dir, written, Output};
+use crate::util::{assert_exit, double, json_report, report_cases, run, temp_dir, written, Output};
 
 pub(crate) fn eqcheck_walk(engine: &str) -> String {
     format!("{} walk --engine {engine}", env!("CARGO_BIN_EXE_eqcheck"))
@@ -21,10 +21,9 @@ pub(crate) fn run_pair(reference: &str, candidate: &str, rest: &[&str]) -> Outpu
     run(args)
 }
 
-pub(crate) fn verdicts(report: &serde_json::Value) -> Vec<String> {
-    report["cases"]
-        .as_array()
-        .expect("cases")
+/// Each case's verdict, in report order (never none).
+pub(crate) fn verdicts(report: &serde_json::Value, out: &Output) -> Vec<String> {
+    report_cases(report, out)
         .iter()
         .map(|c| {
             c["verdict"]["kind"]
@@ -42,7 +41,7 @@ fn the_default_pair_is_identical_with_every_walk_set() {
     let out = run(["--tree", "basic", "--json", "-"]);
     assert_exit(&out, 0);
     let report = json_report(&out);
-    let verdicts = verdicts(&report);
+    let verdicts = verdicts(&report, &out);
     assert!(verdicts.len() >= 20, "only {} cases\n{out}", verdicts.len());
     assert!(verdicts.iter().all(|v| v == "identical"), "{out}");
     assert_eq!(report["schema_version"], 2);
@@ -72,7 +71,10 @@ fn a_dropped_line_is_reported_as_differing_with_its_diff() {
     );
     assert_exit(&out, 1);
     let report = json_report(&out);
-    assert!(verdicts(&report).iter().all(|v| v == "differs"), "{out}");
+    assert!(
+        verdicts(&report, &out).iter().all(|v| v == "differs"),
+        "{out}"
+    );
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("stdout differs:"), "{out}");
     assert!(
@@ -121,7 +123,10 @@ fn hung_arms_time_out_and_are_never_called_identical() {
     );
     assert_exit(&out, 3);
     let report = json_report(&out);
-    assert!(verdicts(&report).iter().all(|v| v == "error"), "{out}");
+    assert!(
+        verdicts(&report, &out).iter().all(|v| v == "error"),
+        "{out}"
+    );
     assert_eq!(
         report["cases"][0]["reference"]["status"]["kind"],
         "timed-out"

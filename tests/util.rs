@@ -233,6 +233,19 @@ pub fn json_report(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e})\n{out}"))
 }
 
+/// The report's cases, never none: a check that each case is identical or equal
+/// would pass on no cases having checked nothing.
+pub fn report_cases<'a>(report: &'a serde_json::Value, out: &Output) -> &'a [serde_json::Value] {
+    let cases = report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the report has no list of cases\n{out}"));
+    assert!(
+        !cases.is_empty(),
+        "the report has no cases: a check of each case would check nothing\n{out}"
+    );
+    cases
+}
+
 /// Panics with the run's full context unless it exited with `code`.
 pub fn assert_exit(out: &Output, code: i32) {
     if out.code != Some(code) {
@@ -285,8 +298,13 @@ pub fn identical(a: &Output, b: &Output, end: u8) -> Result<(), String> {
     report(what, a, b)
 }
 
-/// Panics listing every failed case, so one run shows the whole picture.
+/// Panics listing every failed case, so one run shows the whole picture; and on
+/// no cases at all, a table that tested nothing.
 pub fn all_pass(cases: Vec<Case>) {
+    assert!(
+        !cases.is_empty(),
+        "no cases: a table of no cases tests nothing"
+    );
     let total = cases.len();
     let failed: Vec<String> = cases
         .into_iter()
@@ -368,4 +386,25 @@ pub fn run_sorted(cmd: &Cmd, end: u8) -> (Output, Vec<Vec<u8>>) {
     let out = cmd.output();
     let lines = sorted_lines(&out.stdout, end);
     (out, lines)
+}
+
+#[test]
+#[should_panic(expected = "no cases: a table of no cases tests nothing")]
+fn all_pass_fails_on_no_cases() {
+    all_pass(Vec::new());
+}
+
+#[test]
+#[should_panic(expected = "the report has no cases")]
+fn report_cases_fails_on_a_report_of_no_cases() {
+    let out = Output {
+        command: "a run that compared nothing".to_string(),
+        cwd: PathBuf::new(),
+        user: None,
+        code: Some(0),
+        signal: None,
+        stdout: br#"{"schema_version": 2, "cases": []}"#.to_vec(),
+        stderr: Vec::new(),
+    };
+    report_cases(&json_report(&out), &out);
 }
