@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use crate::run::{eqcheck_walk, run_pair, verdicts};
 use crate::util::{
-    assert_exit, double, json_report, report_cases, run, temp_dir, written, DOUBLE_PATH,
+    assert_exit, double, json_report, report_cases, run, skip_unless, temp_dir, written,
+    Capability, DOUBLE_PATH,
 };
 
 #[test]
@@ -222,7 +223,7 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
 fn the_arm_runs_the_very_file_the_report_names() {
     // A program found on PATH in a folder only root may enter: the arm user must
     // not quietly run another file of the same name further along PATH.
-    if !crate::util::is_root() {
+    if skip_unless(Capability::Root) {
         return;
     }
     let dir = temp_dir();
@@ -265,7 +266,7 @@ fn the_arm_runs_the_very_file_the_report_names() {
 fn a_tree_or_temp_folder_the_arm_user_cannot_reach_is_refused() {
     // As root the arms run as uid 65534: a tree under a folder only root may
     // enter would give every arm the same "Permission denied", and "identical".
-    if !crate::util::is_root() {
+    if skip_unless(Capability::Root) {
         return;
     }
     let dir = temp_dir();

@@ -5,11 +5,10 @@
 //! verdict.
 
 use std::ffi::OsStr;
-use std::process::{Command, Stdio};
 
 use crate::util::{
-    assert_exit, double, du_available, eqcheck, json_report, report_cases, temp_dir, Cmd, Output,
-    DOUBLE_PATH,
+    assert_exit, double, eqcheck, json_report, report_cases, skip_unless, temp_dir, Capability,
+    Cmd, Output, DOUBLE_PATH,
 };
 
 /// Runs eqcheck from a fresh 0755 folder: run as root, eqcheck runs the arms as
@@ -53,15 +52,6 @@ fn fired(case: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
-/// Whether `find` on PATH is GNU find (the sets use `-printf` and `-xtype`).
-fn gnu_find_available() -> bool {
-    Command::new("find")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"))
-}
-
 /// Runs the program against itself with its built-in flag sets on `basic`.
 fn against_itself(program: &str) -> (Output, serde_json::Value) {
     let out = run([
@@ -92,8 +82,7 @@ fn groups_of(name: &str) -> Vec<String> {
 
 #[test]
 fn gnu_du_against_itself_is_identical_with_every_du_set() {
-    if !du_available() {
-        eprintln!("skipped: GNU du is not on PATH");
+    if skip_unless(Capability::GnuDu) {
         return;
     }
     let (out, report) = against_itself("du");
@@ -120,8 +109,7 @@ fn gnu_du_against_itself_is_identical_with_every_du_set() {
 
 #[test]
 fn gnu_find_against_itself_is_equal_with_every_find_set() {
-    if !gnu_find_available() {
-        eprintln!("skipped: GNU find is not on PATH");
+    if skip_unless(Capability::GnuFind) {
         return;
     }
     let (out, report) = against_itself("find");
@@ -153,8 +141,7 @@ fn gnu_find_against_itself_is_equal_with_every_find_set() {
 
 #[test]
 fn finds_lines_in_another_order_are_order_only() {
-    if !gnu_find_available() {
-        eprintln!("skipped: GNU find is not on PATH");
+    if skip_unless(Capability::GnuFind) {
         return;
     }
     // The candidate is find with its lines reversed, keeping find's exit status.

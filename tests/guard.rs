@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::util::{
-    assert_exit, double, eqcheck, is_root, json_report, report_cases, run, set_mode, temp_dir, Cmd,
+    assert_exit, double, eqcheck, json_report, report_cases, run, set_mode, skip_unless, temp_dir,
+    Capability, Cmd,
 };
 
 fn walk(engine: &str) -> String {
@@ -200,8 +201,7 @@ fn run_on_locked_tree(root: &Path, extra: &[&str]) -> crate::util::Output {
 
 #[test]
 fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run arms as another user");
+    if skip_unless(Capability::Root) {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
@@ -221,8 +221,7 @@ fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
 
 #[test]
 fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless(Capability::Root) {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
@@ -242,8 +241,7 @@ fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
 
 #[test]
 fn as_user_names_the_user_and_rejects_unknown_ones() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless(Capability::Root) {
         return;
     }
     let out = run([

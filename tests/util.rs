@@ -2,8 +2,9 @@
 //! command runner that pins the environment and, when a check fails, prints the
 //! command, folder, user, exit code, stdout and stderr (after ripgrep's
 //! `tests/util.rs` and fd's `testenv`), fresh fixture trees (named specs, and in
-//! `random_tree` a seeded tree with every awkward kind of entry), and what comparing
-//! with GNU du needs.
+//! `random_tree` a seeded tree with every awkward kind of entry), readers of the JSON
+//! report, and in `skip` what a test needs of the machine, which it may not quietly
+//! pass without.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -17,8 +18,11 @@ use std::time::{Duration, Instant};
 // It makes symlinks and hard links, as only Unix has them.
 #[cfg(unix)]
 mod random_tree;
+mod skip;
+
 #[cfg(unix)]
 pub use random_tree::random_tree;
+pub use skip::{skip_unless, Capability, Tmpfs};
 
 /// A run that has not ended by then is killed and fails its test. A safety net
 /// against hangs (a walker looping on a symlink cycle), never a timing assertion.
@@ -359,15 +363,6 @@ pub fn reachable_by_others(path: &Path) -> bool {
 #[cfg(unix)]
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
-}
-
-/// Whether `du` on PATH is GNU du, the third, independent arm.
-pub fn du_available() -> bool {
-    Command::new("du")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"))
 }
 
 /// Splits output into records ending with `end` (newline, or NUL for `-0`) and sorts
