@@ -7,8 +7,11 @@ use std::path::PathBuf;
 
 use sha2::Digest;
 
-use crate::run::{double, eqcheck_walk, json_report, run_pair, verdicts};
-use crate::util::{assert_exit, run, temp_dir, written};
+use crate::run::{eqcheck_walk, run_pair, verdicts};
+use crate::util::{
+    assert_exit, double, json_report, report_cases, run, skip_unless, temp_dir, written,
+    Capability, DOUBLE_PATH,
+};
 
 #[test]
 fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
@@ -19,15 +22,15 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
     std::fs::create_dir(&private).unwrap();
     crate::util::set_mode(&private, 0o700);
     let up: PathBuf = std::iter::repeat_n("..", private.components().count() - 1).collect();
-    let relative_double = up.join(std::path::Path::new(&double()).strip_prefix("/").unwrap());
+    let relative_double = up.join(std::path::Path::new(DOUBLE_PATH).strip_prefix("/").unwrap());
     let out = crate::util::Cmd::new(crate::util::eqcheck())
         .cwd(&private)
         .args(["--ref", "find", "--cand", "find", "--flagsets", "find"])
         .args(["--tree", "basic", "--sets", "types", "--json", "-"])
         .output();
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
-    for case in report["cases"].as_array().unwrap() {
+    let report = json_report(&out);
+    for case in report_cases(&report, &out) {
         assert_eq!(case["reference"]["status"]["code"], 0, "{out}");
     }
     // A program named relative to the working folder still runs, and the report
@@ -39,12 +42,12 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
         .args(["--sets", "depth", "--as-root", "--json", "-"])
         .output();
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let program = report["cases"][0]["reference"]["argv"][0].as_str().unwrap();
     assert!(std::path::Path::new(program).is_absolute(), "{out}");
     assert_eq!(
         std::fs::canonicalize(program).unwrap(),
-        std::fs::canonicalize(double()).unwrap()
+        std::fs::canonicalize(DOUBLE_PATH).unwrap()
     );
 }
 
@@ -61,7 +64,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
         &["--sets", &sets, "--runs", "3", "--json", "-"],
     );
     assert_exit(&out, 0);
-    assert_eq!(verdicts(&json_report(&out.stdout)), ["identical"], "{out}");
+    assert_eq!(verdicts(&json_report(&out), &out), ["identical"], "{out}");
     // A flag-set file's HOME goes to the arm, over eqcheck's own.
     std::fs::write(
         &sets,
@@ -70,7 +73,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
     .unwrap();
     let out = run_pair(
         "sh -c 'echo $HOME'",
-        &format!("{} print '/nonexistent/home\\n'", double()),
+        &double("print '/nonexistent/home\\n'"),
         &["--sets", &sets, "--as-root"],
     );
     assert_exit(&out, 0);
@@ -102,7 +105,7 @@ fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
     assert_exit(&out, 0);
     // Arms given with --ref/--cand: the program's name decides, and `eqcheck`
     // names no flag-set file, so the walk sets come with a warning.
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(report["flag_sets"], "flagsets/walk.sets", "{out}");
     let warned = report["warnings"].to_string();
     assert!(
@@ -110,7 +113,7 @@ fn flag_sets_follow_the_programs_name_or_a_warning_says_they_did_not() {
         "{out}"
     );
     let out = run_pair("du", "du", &["--sets", "sizes", "--json", "-"]);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(report["flag_sets"], "flagsets/du.sets", "{out}");
     assert!(
         !report["warnings"].to_string().contains("named after"),
@@ -126,14 +129,14 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
     let sets = dir.path().join("self.sets");
     std::fs::write(&sets, "operand =\nenv.EXTRA = a b\n[only]\n(none)\n").unwrap();
     let probe = "sh -c 'id -u; id -g; umask; env | sort | grep -v \"^PWD=\"; pwd; ls -A; cat'";
-    let marker = format!("{} print 'm\\n'", double());
+    let marker = double("print 'm\\n'");
     let out = run_pair(
         probe,
         &marker,
         &["--sets", &sets.to_string_lossy(), "--json", "-"],
     );
     assert_exit(&out, 1);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let case = &report["cases"][0];
     let repro = case["reference"]["repro"].as_str().unwrap();
     let diff = case["streams"][0]["diff"].as_str().unwrap();
@@ -178,7 +181,7 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
     let sets = written(dir.path(), "summary.sets", "[only]\n-s\n");
     let out = run(["--tree", "basic", "--sets", &sets, "--json", "-"]);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let built = report["trees"][0]["path"].as_str().unwrap();
     assert!(
         !std::path::Path::new(built).exists(),
@@ -223,7 +226,7 @@ fn the_arm_runs_the_very_file_the_report_names_copied_where_its_user_can_reach_i
     // A program found on PATH in a folder only root may enter (as a walker in
     // root's ~/.cargo/bin): the arm user must not quietly run another file of the
     // same name further along PATH, nor be refused; it runs a copy of that file.
-    if !crate::util::is_root() {
+    if skip_unless(Capability::Root) {
         return;
     }
     let dir = temp_dir();
@@ -231,7 +234,7 @@ fn the_arm_runs_the_very_file_the_report_names_copied_where_its_user_can_reach_i
     let (private, public) = (dir.path().join("private"), dir.path().join("public"));
     for (folder, mode) in [(&private, 0o700), (&public, 0o755)] {
         std::fs::create_dir(folder).unwrap();
-        std::os::unix::fs::symlink(double(), folder.join("walker")).unwrap();
+        std::os::unix::fs::symlink(DOUBLE_PATH, folder.join("walker")).unwrap();
         crate::util::set_mode(folder, mode);
     }
     let path = format!(
@@ -247,19 +250,19 @@ fn the_arm_runs_the_very_file_the_report_names_copied_where_its_user_can_reach_i
         .args(["--json", "-"])
         .output();
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let named = report["reference"]["binary"].as_str().unwrap();
     assert!(named.starts_with(&*private.to_string_lossy()), "{out}");
     let copy = report["reference"]["copy"].as_str().expect("a copy ran");
     assert!(copy.ends_with("/walker") && !copy.starts_with(&*dir.path().to_string_lossy()));
-    let original = std::fs::read(double()).unwrap();
+    let original = std::fs::read(DOUBLE_PATH).unwrap();
     let sha = sha2::Sha256::digest(&original);
     let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(report["reference"]["sha256"], hex.as_str(), "{out}");
     let text = String::from_utf8_lossy(&out.stderr);
     let note = format!("ran a copy the arm user can reach: {copy} (of {named}, sha256 {hex})");
     assert!(text.contains(&note), "{out}");
-    for case in report["cases"].as_array().unwrap() {
+    for case in report_cases(&report, &out) {
         assert_eq!(case["reference"]["status"]["code"], 0, "{out}");
     }
 }
@@ -268,7 +271,7 @@ fn the_arm_runs_the_very_file_the_report_names_copied_where_its_user_can_reach_i
 fn a_tree_or_temp_folder_the_arm_user_cannot_reach_is_refused() {
     // As root the arms run as uid 65534: a tree under a folder only root may
     // enter would give every arm the same "Permission denied", and "identical".
-    if !crate::util::is_root() {
+    if skip_unless(Capability::Root) {
         return;
     }
     let dir = temp_dir();
@@ -316,16 +319,14 @@ fn two_copies_of_one_program_at_different_paths_are_identical() {
     for build in ["old", "new"] {
         let folder = dir.path().join(build);
         std::fs::create_dir(&folder).unwrap();
-        std::fs::copy(double(), folder.join("walker")).unwrap();
+        std::fs::copy(DOUBLE_PATH, folder.join("walker")).unwrap();
         arms.push(format!("{}/walker complain a b c", folder.display()));
     }
     let args = ["--sets", "depth", "--flagsets", "walk", "--json", "-"];
     let out = run_pair(&arms[0], &arms[1], &args);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
-    let cases = report["cases"].as_array().unwrap();
-    assert!(!cases.is_empty(), "{out}");
-    for case in cases {
+    let report = json_report(&out);
+    for case in report_cases(&report, &out) {
         // The exit codes agree and so does stderr; stdout is empty on both sides.
         assert_eq!(case["verdict"]["kind"], "identical", "{out}");
     }
@@ -344,7 +345,7 @@ fn two_copies_of_one_program_at_different_paths_are_identical() {
         &[&args[..], &["--argv0", "du"]].concat(),
     );
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let repro = report["cases"][0]["reference"]["repro"].as_str().unwrap();
     let again = crate::util::Cmd::new("sh").args(["-c", repro]).output();
     assert!(

@@ -9,11 +9,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use crate::util::{
-    all_pass, identical, is_root, reachable_by_others, set_mode, temp_dir, Case, Cmd,
+    all_pass, identical, is_root, set_mode, skip_unless, temp_dir, Capability, Case, Cmd,
 };
-use crate::walk::{
-    agrees_with_du, all_cases, du, me, skip_without_du, unprivileged_arm, walk, ModeGuard,
-};
+use crate::walk::{agrees_with_du, all_cases, du, me, unprivileged_arm, walk, ModeGuard};
 
 /// A chain of `depth` folders named `name`, each with a file of `file_bytes` when
 /// that is not 0, made relative to the previous folder (full paths past PATH_MAX
@@ -57,7 +55,7 @@ fn paths_past_path_max_are_walked_by_both_engines_as_du_walks_them() {
         longest > 4096,
         "the chain must pass PATH_MAX, reaches {longest}"
     );
-    let mut cases = all_cases("past PATH_MAX", "-a | -s | -a -b", &[&root], &me());
+    let mut cases = all_cases("-a | -s | -a -b", &[&root], &me());
     // GNU du's -L walk stats full paths and stops at PATH_MAX with "File name too
     // long"; there the engines are held to each other only.
     cases.extend(crate::walk::engine_cases("-L -a", &[&root], &me()));
@@ -117,8 +115,11 @@ fn make_chain_for_another_test() {
 
 #[test]
 fn a_tree_deeper_than_a_thread_stack_is_walked() {
-    // Comparing and dropping nested values recurses once per level here too.
+    // Comparing and dropping nested values recurses once per level here too. The
+    // thread takes the test's name, which a skip says.
+    let test = std::thread::current().name().map(String::from);
     std::thread::Builder::new()
+        .name(test.expect("the harness names each test's thread"))
         .stack_size(1 << 29)
         .spawn(deeper_than_a_stack)
         .unwrap()
@@ -127,6 +128,9 @@ fn a_tree_deeper_than_a_thread_stack_is_walked() {
 }
 
 fn deeper_than_a_stack() {
+    if skip_unless(Capability::GnuDu) {
+        return;
+    }
     // The stack is what is under test, not the disk: on tmpfs, where there is
     // one, making 30,000 levels takes a second instead of tens.
     let dir = match Path::new("/dev/shm").is_dir() {
@@ -137,9 +141,6 @@ fn deeper_than_a_stack() {
         false => temp_dir(),
     };
     let root = dir.path().join("deep");
-    if skip_without_du("deep tree") {
-        return;
-    }
     make_chain(&root, "30000:1:0");
     // The reference is quadratic in depth below PATH_MAX; the fast engine is the
     // one that must not run out of stack, and du is the check.
@@ -159,8 +160,8 @@ fn under_dereference_a_folder_met_first_through_a_link_reports_its_error_there()
     // OS's listing order decides which comes first, so several name pairs are
     // tried; each is compared with the reference and du.
     let dir = temp_dir();
-    if is_root() && !reachable_by_others(dir.path()) {
-        eprintln!("skipped: others cannot reach {}", dir.path().display());
+    // Only as root do the arms run as another user, who must reach the tree.
+    if is_root() && skip_unless(Capability::OthersCanReach(dir.path())) {
         return;
     }
     let root = dir.path().join("L");
@@ -182,7 +183,7 @@ fn under_dereference_a_folder_met_first_through_a_link_reports_its_error_there()
         guards.push(ModeGuard(pair.join(b)));
     }
     let arm = unprivileged_arm(dir.path());
-    let cases: Vec<Case> = all_cases("locked under -L", "-L | -L -a", &[&root], &arm);
+    let cases: Vec<Case> = all_cases("-L | -L -a", &[&root], &arm);
     drop(guards);
     all_pass(cases);
 }
@@ -191,12 +192,8 @@ fn under_dereference_a_folder_met_first_through_a_link_reports_its_error_there()
 fn repeated_flags_take_the_last_as_du_does() {
     let dir = temp_dir();
     chain_shallow(dir.path());
-    all_pass(all_cases(
-        "repeated flags",
-        "-a -a | -d 0 -d 2 | -s -s | -b -b -a",
-        &[dir.path()],
-        &me(),
-    ));
+    let table = "-a -a | -d 0 -d 2 | -s -s | -b -b -a";
+    all_pass(all_cases(table, &[dir.path()], &me()));
 }
 
 fn chain_shallow(root: &Path) {
@@ -206,13 +203,13 @@ fn chain_shallow(root: &Path) {
 
 #[test]
 fn du_warnings_and_refusals_are_matched() {
+    if skip_unless(Capability::GnuDu) {
+        return;
+    }
     let dir = temp_dir();
     chain_shallow(dir.path());
     let arm = me();
     let mut cases: Vec<Case> = Vec::new();
-    if skip_without_du("du warnings") {
-        return;
-    }
     for flags in [
         "-s -d 0",
         "--inodes -b",

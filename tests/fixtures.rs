@@ -15,7 +15,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
 
-use crate::util::{all_pass, assert_exit, is_root, run, temp_dir, Case, Cmd};
+use crate::util::{
+    all_pass, assert_exit, double, run, skip_unless, temp_dir, Capability, Case, Cmd,
+};
 
 mod kinds;
 
@@ -192,8 +194,9 @@ fn assert_nothing_left(temp: &Path, out: &crate::util::Output) {
 /// it after the run.
 #[test]
 fn an_unprivileged_run_builds_and_removes_locked_folders() {
-    if !is_root() {
-        return; // the test above already ran unprivileged
+    // Not root, the test above already ran unprivileged; this one is for root.
+    if skip_unless(Capability::Root) {
+        return;
     }
     let dir = temp_dir();
     let (spec, temp) = (dir.path().join("locked.tree"), dir.path().join("temp"));
@@ -232,7 +235,7 @@ fn a_tree_deeper_than_the_descriptor_limit_is_removed_after_the_run() {
     crate::util::set_mode(&temp, 0o777);
     // Arms that do not walk: the tree is built, fingerprinted and removed all the
     // same, and only the removal is under test.
-    let printer = format!("{} print x", env!("CARGO_BIN_EXE_eqcheck-double"));
+    let printer = double("print x");
     let out = Cmd::new("prlimit")
         .arg("--nofile=256:256")
         .arg(crate::util::eqcheck())
@@ -306,9 +309,12 @@ fn a_failed_build_names_the_spec_line_and_path() {
     );
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn entries_the_platform_cannot_hold_are_skipped_and_said() {
+    // What the platform refuses here is what Linux refuses.
+    if skip_unless(Capability::Linux) {
+        return;
+    }
     let dir = temp_dir();
     let spec = dir.path().join("skips.tree");
     let long = "s".repeat(100);

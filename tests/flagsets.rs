@@ -5,9 +5,11 @@
 //! verdict.
 
 use std::ffi::OsStr;
-use std::process::{Command, Stdio};
 
-use crate::util::{assert_exit, du_available, eqcheck, temp_dir, Cmd, Output};
+use crate::util::{
+    assert_exit, double, eqcheck, json_report, report_cases, skip_unless, temp_dir, Capability,
+    Cmd, Output, DOUBLE_PATH,
+};
 
 /// Runs eqcheck from a fresh 0755 folder: run as root, eqcheck runs the arms as
 /// an unprivileged user in its own folder, and find stops with exit 1 where it
@@ -30,16 +32,6 @@ fn root_if_unreachable(program: &str) -> Option<&'static str> {
     None
 }
 
-fn json_report(out: &Output) -> serde_json::Value {
-    // With `--json -` stdout holds the JSON report alone; the text goes to stderr.
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{out}"))
-}
-
-fn cases(report: &serde_json::Value) -> &Vec<serde_json::Value> {
-    report["cases"].as_array().expect("cases")
-}
-
 fn verdict(case: &serde_json::Value) -> &str {
     case["verdict"]["kind"].as_str().expect("a verdict")
 }
@@ -58,15 +50,6 @@ fn fired(case: &serde_json::Value) -> Vec<&str> {
         .iter()
         .filter_map(|f| f["rule"].as_str())
         .collect()
-}
-
-/// Whether `find` on PATH is GNU find (the sets use `-printf` and `-xtype`).
-fn gnu_find_available() -> bool {
-    Command::new("find")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"))
 }
 
 /// Runs the program against itself with its built-in flag sets on `basic`.
@@ -99,13 +82,12 @@ fn groups_of(name: &str) -> Vec<String> {
 
 #[test]
 fn gnu_du_against_itself_is_identical_with_every_du_set() {
-    if !du_available() {
-        eprintln!("skipped: GNU du is not on PATH");
+    if skip_unless(Capability::GnuDu) {
         return;
     }
     let (out, report) = against_itself("du");
     assert_exit(&out, 0);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(cases.len() >= 25, "only {} cases\n{out}", cases.len());
     assert!(cases.iter().all(|c| verdict(c) == "identical"), "{out}");
     // du takes every set (a usage error would exit 1 on both sides alike); only
@@ -127,13 +109,12 @@ fn gnu_du_against_itself_is_identical_with_every_du_set() {
 
 #[test]
 fn gnu_find_against_itself_is_equal_with_every_find_set() {
-    if !gnu_find_available() {
-        eprintln!("skipped: GNU find is not on PATH");
+    if skip_unless(Capability::GnuFind) {
         return;
     }
     let (out, report) = against_itself("find");
     assert_exit(&out, 0);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(cases.len() >= 20, "only {} cases\n{out}", cases.len());
     assert!(
         cases
@@ -160,8 +141,7 @@ fn gnu_find_against_itself_is_equal_with_every_find_set() {
 
 #[test]
 fn finds_lines_in_another_order_are_order_only() {
-    if !gnu_find_available() {
-        eprintln!("skipped: GNU find is not on PATH");
+    if skip_unless(Capability::GnuFind) {
         return;
     }
     // The candidate is find with its lines reversed, keeping find's exit status.
@@ -180,7 +160,7 @@ fn finds_lines_in_another_order_are_order_only() {
     ]);
     assert_exit(&out, 0);
     let report = json_report(&out);
-    let cases = cases(&report);
+    let cases = report_cases(&report, &out);
     assert!(
         cases
             .iter()
@@ -206,9 +186,7 @@ fn finds_lines_in_another_order_are_order_only() {
 fn dusts_permission_list_in_hash_order_is_order_only() {
     // Twelve items in an order that changes from run to run, on stderr, as dust
     // prints the folders it could not read; the two arms all but surely disagree.
-    let double = env!("CARGO_BIN_EXE_eqcheck-double");
-    let lister =
-        format!("{double} items 12 ', ' 'Did not have permissions for directories: ' --stderr");
+    let lister = double("items 12 ', ' 'Did not have permissions for directories: ' --stderr");
     let args = [
         "--ref",
         &lister,
@@ -223,10 +201,10 @@ fn dusts_permission_list_in_hash_order_is_order_only() {
         "--json",
         "-",
     ];
-    let out = run(args.into_iter().chain(root_if_unreachable(double)));
+    let out = run(args.into_iter().chain(root_if_unreachable(DOUBLE_PATH)));
     assert_exit(&out, 0);
     let report = json_report(&out);
-    let case = &cases(&report)[0];
+    let case = &report_cases(&report, &out)[0];
     assert_eq!(verdict(case), "order-only", "{out}");
     assert_eq!(fired(case), ["permission-list"], "{out}");
 }

@@ -7,25 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::util::{assert_exit, eqcheck, is_root, run, set_mode, temp_dir, Cmd};
-
-fn double() -> String {
-    env!("CARGO_BIN_EXE_eqcheck-double").to_string()
-}
+use crate::util::{
+    assert_exit, double, eqcheck, json_report, report_cases, run, set_mode, skip_unless, temp_dir,
+    Capability, Cmd,
+};
 
 fn walk(engine: &str) -> String {
     format!("{} walk --engine {engine}", eqcheck().display())
 }
 
-fn report_of(stdout: &[u8]) -> serde_json::Value {
-    // With `--json -` stdout holds the JSON report alone; the text goes to stderr.
-    serde_json::from_slice(stdout).expect("stdout is one JSON document")
-}
-
 #[test]
 fn a_candidate_that_edits_the_tree_is_caught_and_named() {
     // As root the arms run unprivileged and could not write to the tree at all.
-    let toucher = format!("{} touch src/main.rs", double());
+    let toucher = double("touch src/main.rs");
     let out = run([
         "--ref",
         &walk("reference"),
@@ -42,7 +36,7 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
         "-",
     ]);
     assert_exit(&out, 3);
-    let report = report_of(&out.stdout);
+    let report = json_report(&out);
     let first = &report["cases"][0]["verdict"];
     assert_eq!(first["kind"], "tree-changed", "{out}");
     assert_eq!(first["arm"], "candidate", "{out}");
@@ -81,7 +75,7 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
 fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
     // The same edit without the guard is compared as ordinary output: the guard,
     // not the comparison, is what caught it above.
-    let toucher = format!("{} touch src/main.rs", double());
+    let toucher = double("touch src/main.rs");
     let out = run([
         "--ref",
         &toucher,
@@ -135,7 +129,7 @@ fn entries_of(dir: &Path) -> Vec<PathBuf> {
 fn an_interrupted_run_kills_its_arms_and_leaves_no_temp_tree() {
     for signal in [libc_signal::INT, libc_signal::TERM] {
         let tmp = temp_dir();
-        let sleeper = format!("{} sleep 60", double());
+        let sleeper = double("sleep 60");
         let child = std::process::Command::new(eqcheck())
             .args([
                 "--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--sets", "sizes",
@@ -207,19 +201,18 @@ fn run_on_locked_tree(root: &Path, extra: &[&str]) -> crate::util::Output {
 
 #[test]
 fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run arms as another user");
+    if skip_unless(Capability::Root) {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
     let out = run_on_locked_tree(&root, &[]);
     assert_exit(&out, 0);
-    let report = report_of(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(
         report["arms_ran_as"], "nobody (uid 65534, gid 65534)",
         "{out}"
     );
-    for case in report["cases"].as_array().unwrap() {
+    for case in report_cases(&report, &out) {
         assert_eq!(case["reference"]["status"]["code"], 1, "{out}");
         assert_eq!(case["candidate"]["status"]["code"], 1, "{out}");
     }
@@ -228,14 +221,13 @@ fn as_root_the_arms_run_unprivileged_and_see_permission_errors() {
 
 #[test]
 fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless(Capability::Root) {
         return;
     }
     let (_dir, root) = tree_with_a_locked_folder();
     let out = run_on_locked_tree(&root, &["--as-root"]);
     assert_exit(&out, 0);
-    let report = report_of(&out.stdout);
+    let report = json_report(&out);
     assert_eq!(report["arms_ran_as"], "root (--as-root)", "{out}");
     assert_eq!(
         report["cases"][0]["reference"]["status"]["code"], 0,
@@ -249,8 +241,7 @@ fn with_as_root_the_arms_read_everything_and_a_warning_says_so() {
 
 #[test]
 fn as_user_names_the_user_and_rejects_unknown_ones() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless(Capability::Root) {
         return;
     }
     let out = run([
@@ -265,7 +256,7 @@ fn as_user_names_the_user_and_rejects_unknown_ones() {
     ]);
     assert_exit(&out, 0);
     assert!(
-        report_of(&out.stdout)["arms_ran_as"]
+        json_report(&out)["arms_ran_as"]
             .as_str()
             .unwrap()
             .starts_with("daemon (uid "),

@@ -264,8 +264,8 @@ fn help_examples_run_as_printed() {
     );
     let mut cases = Vec::new();
     for example in examples.iter().skip(1) {
-        if example.contains("--ref du") && !crate::util::du_available() {
-            eprintln!("skipped without GNU du: {example}");
+        if example.contains("--ref du") && crate::util::skip_unless(crate::util::Capability::GnuDu)
+        {
             continue;
         }
         let words = shell_words::split(example).expect("an example splits shell-word style");

@@ -8,16 +8,14 @@
 use std::fs;
 use std::path::Path;
 
-use crate::util::{assert_exit, eqcheck, temp_dir, Cmd, Output};
+use crate::util::{
+    assert_exit, double, eqcheck, json_report, report_cases, temp_dir, Cmd, Output, DOUBLE_PATH,
+};
 
-/// The test double built beside eqcheck (tests/support/double.rs).
-fn double() -> String {
-    env!("CARGO_BIN_EXE_eqcheck-double").to_string()
-}
-
-/// A command line as a TOML string: the program shell-quoted, as `--ref` takes it.
-fn command(program: &str, rest: &str) -> String {
-    format!("{:?}", format!("{} {rest}", shell_words::quote(program)))
+/// An arm's command line as a TOML string, for the config's `reference` and
+/// `candidate`.
+fn toml_string(command: &str) -> String {
+    format!("{command:?}")
 }
 
 /// Arms that print different words: a run that uses them differs in every case,
@@ -25,8 +23,8 @@ fn command(program: &str, rest: &str) -> String {
 fn differing_arms() -> String {
     format!(
         "reference = {}\ncandidate = {}\nsets = \"depth\"\n",
-        command(&double(), "print same"),
-        command(&double(), "print other"),
+        toml_string(&double("print same")),
+        toml_string(&double("print other")),
     )
 }
 
@@ -40,16 +38,9 @@ fn eqcheck_in(dir: &Path, args: &[&str]) -> Output {
     Cmd::new(eqcheck()).cwd(dir).args(args).output()
 }
 
-fn json_report(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{out}"))
-}
-
 /// Each case's flag-set group, in report order.
 fn groups(out: &Output) -> Vec<String> {
-    let report = json_report(out);
-    let cases = report["cases"].as_array().expect("cases").clone();
-    assert!(!cases.is_empty(), "no cases\n{out}");
-    cases
+    report_cases(&json_report(out), out)
         .iter()
         .map(|c| c["group"].as_str().expect("a group").to_string())
         .collect()
@@ -66,7 +57,7 @@ fn the_configs_arms_and_sets_are_used() {
     let out = eqcheck_in(dir.path(), &["--tree", "basic", "--json", "-"]);
     assert_exit(&out, 1);
     let report = json_report(&out);
-    assert_eq!(report["reference"]["command"][0], double(), "{out}");
+    assert_eq!(report["reference"]["command"][0], DOUBLE_PATH, "{out}");
     assert!(groups(&out).iter().all(|g| g == "depth"), "{out}");
     assert_eq!(report["config"], "eqcheck.toml", "{out}");
     assert!(stderr(&out).contains("\nconfig: eqcheck.toml\n"), "{out}");
@@ -88,7 +79,7 @@ fn a_command_line_sets_overrides_the_configs() {
 fn cand_alone_replaces_only_the_configs_candidate() {
     let dir = temp_dir();
     write(dir.path(), "eqcheck.toml", &differing_arms());
-    let candidate = format!("{} print same", shell_words::quote(&double()));
+    let candidate = double("print same");
     let out = eqcheck_in(dir.path(), &["--tree", "basic", "--cand", &candidate]);
     // The file's reference prints `same` too: every case is identical.
     assert_exit(&out, 0);
@@ -163,7 +154,7 @@ fn env_from_the_config_reaches_the_arms_over_the_pinned_one() {
     let text = format!(
         "reference = {:?}\ncandidate = {}\nsets = \"depth\"\n[env]\nEQC_FROM_FILE = \"from the file\"\nTZ = \"EST5\"\n",
         "sh -c 'echo \"$EQC_FROM_FILE $TZ\"'",
-        command(&double(), "print 'from the file EST5\\n'"),
+        toml_string(&double("print 'from the file EST5\\n'")),
     );
     let dir = temp_dir();
     write(dir.path(), "eqcheck.toml", &text);
@@ -192,8 +183,8 @@ fn a_named_configs_paths_start_at_its_folder() {
 /// `line` does not set.
 fn config_with(line: &str) -> String {
     let defaults = [
-        ("reference", command(&double(), "print same")),
-        ("candidate", command(&double(), "print same")),
+        ("reference", toml_string(&double("print same"))),
+        ("candidate", toml_string(&double("print same"))),
         ("trees", "[\"basic\"]".to_string()),
     ];
     let mut text = format!("{line}\n");
@@ -298,7 +289,7 @@ fn a_configs_value_the_command_line_replaces_is_not_checked() {
     let dir = temp_dir();
     let text = format!(
         "reference = {}\ncandidate = \"bin/not-built-yet\"\ntrees = [\"nosuchtree\"]\nflagsets = \"missing.sets\"\n",
-        command(&double(), "print same"),
+        toml_string(&double("print same")),
     );
     write(dir.path(), "eqcheck.toml", &text);
     write(dir.path(), "mine.sets", "[only]\n(none)\n");

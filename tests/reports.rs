@@ -8,12 +8,7 @@ use std::path::Path;
 
 use quick_xml::events::Event;
 
-use crate::util::{assert_exit, eqcheck, temp_dir, Cmd};
-
-/// The test double built beside eqcheck (tests/support/double.rs).
-fn double(request: &str) -> String {
-    format!("{} {request}", env!("CARGO_BIN_EXE_eqcheck-double"))
-}
+use crate::util::{assert_exit, double, eqcheck, json_report, temp_dir, Cmd};
 
 fn walk(engine: &str) -> String {
     format!("{} walk --engine {engine}", eqcheck().display())
@@ -360,7 +355,7 @@ fn in_github_actions_differences_are_annotated_and_the_summary_is_appended() {
     // With a report on stdout, the annotations go to stderr beside the text report.
     let out = github(&["--json", "-"]);
     assert_exit(&out, 1);
-    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout is the JSON");
+    json_report(&out);
     assert!(text(&out.stderr).contains("\n::error title="), "{out}");
 }
 

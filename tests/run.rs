@@ -4,12 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{assert_exit, run, temp_dir, written, Output};
-
-/// The test double built beside eqcheck (tests/support/double.rs).
-pub(crate) fn double() -> String {
-    env!("CARGO_BIN_EXE_eqcheck-double").to_string()
-}
+use crate::util::{assert_exit, double, json_report, report_cases, run, temp_dir, written, Output};
 
 pub(crate) fn eqcheck_walk(engine: &str) -> String {
     format!("{} walk --engine {engine}", env!("CARGO_BIN_EXE_eqcheck"))
@@ -26,15 +21,9 @@ pub(crate) fn run_pair(reference: &str, candidate: &str, rest: &[&str]) -> Outpu
     run(args)
 }
 
-pub(crate) fn json_report(stdout: &[u8]) -> serde_json::Value {
-    // With `--json -` stdout holds the JSON report alone; the text goes to stderr.
-    serde_json::from_slice(stdout).expect("stdout is one JSON document")
-}
-
-pub(crate) fn verdicts(report: &serde_json::Value) -> Vec<String> {
-    report["cases"]
-        .as_array()
-        .expect("cases")
+/// Each case's verdict, in report order (never none).
+pub(crate) fn verdicts(report: &serde_json::Value, out: &Output) -> Vec<String> {
+    report_cases(report, out)
         .iter()
         .map(|c| {
             c["verdict"]["kind"]
@@ -51,8 +40,8 @@ fn the_default_pair_is_identical_with_every_walk_set() {
     // includes trees too large for a debug build to walk 60 times quickly.
     let out = run(["--tree", "basic", "--json", "-"]);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
-    let verdicts = verdicts(&report);
+    let report = json_report(&out);
+    let verdicts = verdicts(&report, &out);
     assert!(verdicts.len() >= 20, "only {} cases\n{out}", verdicts.len());
     assert!(verdicts.iter().all(|v| v == "identical"), "{out}");
     assert_eq!(report["schema_version"], 2);
@@ -74,15 +63,18 @@ fn run_is_also_a_named_subcommand() {
 
 #[test]
 fn a_dropped_line_is_reported_as_differing_with_its_diff() {
-    let cand = format!("{} walk-drop-line 3 --engine fast", double());
+    let cand = double("walk-drop-line 3 --engine fast");
     let out = run_pair(
         &eqcheck_walk("reference"),
         &cand,
         &["--sets", "sizes", "--json", "-"],
     );
     assert_exit(&out, 1);
-    let report = json_report(&out.stdout);
-    assert!(verdicts(&report).iter().all(|v| v == "differs"), "{out}");
+    let report = json_report(&out);
+    assert!(
+        verdicts(&report, &out).iter().all(|v| v == "differs"),
+        "{out}"
+    );
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("stdout differs:"), "{out}");
     assert!(
@@ -104,7 +96,7 @@ fn a_dropped_line_is_reported_as_differing_with_its_diff() {
 
 #[test]
 fn an_altered_size_is_reported_as_differing() {
-    let cand = format!("{} walk-alter-line 1 --engine fast", double());
+    let cand = double("walk-alter-line 1 --engine fast");
     let out = run_pair(&eqcheck_walk("reference"), &cand, &["--sets", "depth"]);
     assert_exit(&out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -114,7 +106,7 @@ fn an_altered_size_is_reported_as_differing() {
 #[test]
 fn hung_arms_time_out_and_are_never_called_identical() {
     // Both arms would print the same `woke` if they were allowed to finish.
-    let sleeper = format!("{} sleep 30", double());
+    let sleeper = double("sleep 30");
     let out = run_pair(
         &sleeper,
         &sleeper,
@@ -130,8 +122,11 @@ fn hung_arms_time_out_and_are_never_called_identical() {
         ],
     );
     assert_exit(&out, 3);
-    let report = json_report(&out.stdout);
-    assert!(verdicts(&report).iter().all(|v| v == "error"), "{out}");
+    let report = json_report(&out);
+    assert!(
+        verdicts(&report, &out).iter().all(|v| v == "error"),
+        "{out}"
+    );
     assert_eq!(
         report["cases"][0]["reference"]["status"]["kind"],
         "timed-out"
@@ -144,14 +139,14 @@ fn hung_arms_time_out_and_are_never_called_identical() {
 
 #[test]
 fn a_crashing_candidate_differs_in_its_exit_status() {
-    let cand = format!("{} crash", double());
+    let cand = double("crash");
     let out = run_pair(
         &eqcheck_walk("reference"),
         &cand,
         &["--sets", "depth", "--json", "-"],
     );
     assert_exit(&out, 1);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let status = &report["cases"][0]["candidate"]["status"];
     assert_eq!(status["kind"], "signaled", "{out}");
     assert!(
@@ -162,10 +157,10 @@ fn a_crashing_candidate_differs_in_its_exit_status() {
 
 #[test]
 fn the_tree_placeholder_is_filled_in_and_rewritten_back() {
-    let printer = format!("{} print 'root={{tree}}\\n'", double());
+    let printer = double("print 'root={tree}\\n'");
     let out = run_pair(&printer, &printer, &["--sets", "depth", "--json", "-"]);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let argv = report["cases"][0]["reference"]["argv"].as_array().unwrap();
     let tree = report["trees"][0]["path"].as_str().unwrap();
     let placed: Vec<&str> = argv
@@ -288,8 +283,8 @@ fn snapshot(root: &std::path::Path) -> Vec<(PathBuf, String)> {
 fn large_differing_outputs_are_diffed_against_a_deadline_and_cut() {
     // 150,000 lines (under the 2 MiB diff cap) that differ almost everywhere: a plain diff of this takes
     // minutes; the report must still come, with a cut diff.
-    let ours = format!("{} lines 150000 1", double());
-    let theirs = format!("{} lines 150000 3", double());
+    let ours = double("lines 150000 1");
+    let theirs = double("lines 150000 3");
     let dir = temp_dir();
     let one_set = dir.path().join("one.sets");
     std::fs::write(
@@ -310,7 +305,7 @@ fn large_differing_outputs_are_diffed_against_a_deadline_and_cut() {
 fn what_an_arm_leaves_running_is_ended_with_it() {
     let dir = temp_dir();
     let late = dir.path().join("late");
-    let lingerer = format!("{} linger {} 1", double(), late.display());
+    let lingerer = double(&format!("linger {} 1", late.display()));
     let out = run_pair(&lingerer, &lingerer, &["--sets", "depth", "--as-root"]);
     assert_exit(&out, 0);
     std::thread::sleep(std::time::Duration::from_secs(2));
@@ -324,7 +319,7 @@ fn what_an_arm_leaves_running_is_ended_with_it() {
 fn json_on_stdout_is_one_document_and_the_text_goes_to_stderr() {
     let out = run(["--tree", "basic", "--sets", "depth", "--json", "-"]);
     assert_exit(&out, 0);
-    json_report(&out.stdout);
+    json_report(&out);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("| basic |"),
         "{out}"
@@ -359,7 +354,7 @@ fn entries_a_tree_could_not_hold_are_named_in_the_report() {
     );
     let out = run(["--tree", &spec, "--sets", "depth", "--json", "-"]);
     assert_exit(&out, 0);
-    let report = json_report(&out.stdout);
+    let report = json_report(&out);
     let skipped = report["trees"][0]["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 1, "{out}");
     assert!(

@@ -3,10 +3,8 @@
 //! whole lines is refused when the file loads), and outputs too large to
 //! normalize in memory.
 
-use crate::util::{assert_exit, temp_dir};
-use crate::verdicts::{
-    double, json_report, line_of, one_set_file, only_case, run_sets, text_report,
-};
+use crate::util::{assert_exit, double, json_report, temp_dir};
+use crate::verdicts::{line_of, one_set_file, only_case, run_sets, text_report};
 
 #[test]
 fn a_mask_that_hides_a_changed_size_fails_the_trust_check() {

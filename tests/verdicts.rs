@@ -10,12 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{assert_exit, run, set_mode, temp_dir, Output};
-
-/// The test double built beside eqcheck (tests/support/double.rs).
-pub(crate) fn double(request: &str) -> String {
-    format!("{} {request}", env!("CARGO_BIN_EXE_eqcheck-double"))
-}
+use crate::util::{
+    assert_exit, double, json_report, report_cases, run, set_mode, temp_dir, Output,
+};
 
 /// A flag-set file with one group `only` holding the empty set, then `rules`
 /// (`[rule NAME]` sections). The tree is not put on the arms' command lines: the
@@ -58,14 +55,9 @@ pub(crate) fn run_sets(reference: &str, candidate: &str, sets: &Path, rest: &[&s
     run(args)
 }
 
-pub(crate) fn json_report(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e})\n{out}"))
-}
-
 /// The report's only case.
 pub(crate) fn only_case(report: &Value, out: &Output) -> Value {
-    let cases = report["cases"].as_array().expect("cases");
+    let cases = report_cases(report, out);
     assert_eq!(cases.len(), 1, "one case expected\n{out}");
     cases[0].clone()
 }
@@ -446,9 +438,7 @@ fn a_self_check_of_the_default_walker_is_all_identical_over_three_runs() {
     let report = json_report(&out);
     assert_eq!(report["self_check"], true, "{out}");
     assert_eq!(report["runs"], 3, "{out}");
-    let cases = report["cases"].as_array().expect("cases");
-    assert!(!cases.is_empty(), "{out}");
-    for case in cases {
+    for case in report_cases(&report, &out) {
         assert_eq!(case["verdict"]["kind"], "identical", "{out}");
         assert_eq!(
             case["reference"]["argv"], case["candidate"]["argv"],

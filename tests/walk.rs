@@ -10,12 +10,11 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::{symlink, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crate::util::{
-    all_pass, assert_exit, built_tree, du_available, eqcheck, identical, is_root, lossy,
-    random_tree, reachable_by_others, report, run, run_sorted, set_mode, sorted_lines, temp_dir,
-    Case, Cmd, Output,
+    all_pass, assert_exit, built_tree, eqcheck, identical, is_root, lossy, random_tree,
+    reachable_by_others, report, run, run_sorted, set_mode, skip_unless, sorted_lines, temp_dir,
+    Capability, Case, Cmd, Output, Tmpfs,
 };
 
 /// Every walk flag alone and the combinations where flags interact, `|`-separated
@@ -155,21 +154,14 @@ fn du_cases(table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
     shared.map(|f| (name(f), case(f))).collect()
 }
 
-/// Engine cases, then du cases unless GNU du is missing (`what` names the skip).
-pub(crate) fn all_cases(what: &str, table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
+/// Engine cases, then du cases; without GNU du only the engine cases, and the skip
+/// of the rest is said (or, where everything is required, fails the test).
+pub(crate) fn all_cases(table: &str, operands: &[&Path], arm: &Arm) -> Vec<Case> {
     let mut cases = engine_cases(table, operands, arm);
-    if !skip_without_du(what) {
+    if !skip_unless(Capability::GnuDu) {
         cases.extend(du_cases(table, operands, arm));
     }
     cases
-}
-
-pub(crate) fn skip_without_du(what: &str) -> bool {
-    if du_available() {
-        return false;
-    }
-    eprintln!("{what}: skipped: GNU du is not on PATH (`du --version` does not say GNU)");
-    true
 }
 
 #[test]
@@ -190,15 +182,16 @@ fn fast_equals_reference_on_random_trees() {
 
 #[test]
 fn both_engines_agree_with_du_on_the_basic_tree() {
-    if !skip_without_du("du on the basic tree") {
-        let tree = built_tree("basic");
-        all_pass(du_cases(FLAG_SETS, &[tree.path()], &me()));
+    if skip_unless(Capability::GnuDu) {
+        return;
     }
+    let tree = built_tree("basic");
+    all_pass(du_cases(FLAG_SETS, &[tree.path()], &me()));
 }
 
 #[test]
 fn both_engines_agree_with_du_on_random_trees() {
-    if skip_without_du("du on random trees") {
+    if skip_unless(Capability::GnuDu) {
         return;
     }
     let mut cases = Vec::new();
@@ -222,12 +215,7 @@ fn several_operands_agree_with_du_and_each_other() {
             lists.push([linked.as_path(), tree]);
         }
         for operands in lists {
-            cases.extend(all_cases(
-                "operands, du",
-                OPERAND_FLAG_SETS,
-                &operands,
-                &me(),
-            ));
+            cases.extend(all_cases(OPERAND_FLAG_SETS, &operands, &me()));
         }
     }
     all_pass(cases);
@@ -319,9 +307,7 @@ pub(crate) fn unprivileged_arm(dir: &Path) -> Arm {
 #[test]
 fn an_unreadable_folder_is_reported_and_the_rest_still_printed() {
     let dir = temp_dir();
-    if !reachable_by_others(dir.path()) {
-        let shown = dir.path().display();
-        eprintln!("unreadable folder: skipped: others cannot reach {shown}");
+    if skip_unless(Capability::OthersCanReach(dir.path())) {
         return;
     }
     let root = dir.path().join("r");
@@ -337,8 +323,11 @@ fn an_unreadable_folder_is_reported_and_the_rest_still_printed() {
     let locked = root.join("locked");
     set_mode(&locked, 0o000);
     let _restore = ModeGuard(locked.clone());
-    if Cmd::new("ls").arg(&locked).user(arm.user).output().code == Some(0) {
-        eprintln!("unreadable folder: skipped: mode 000 does not stop this user reading");
+    let locked_out = Capability::ModeZeroStops {
+        folder: &locked,
+        user: arm.user,
+    };
+    if skip_unless(locked_out) {
         return;
     }
     let shown = locked.display();
@@ -357,7 +346,7 @@ fn an_unreadable_folder_is_reported_and_the_rest_still_printed() {
         assert_eq!(column, printed, "all but the locked folder's file\n{out}");
     }
     let table = " | -a | -L -a | -a -b | --inodes -a | -c -a -L";
-    all_pass(all_cases("unreadable, du", table, &[&root], &arm));
+    all_pass(all_cases(table, &[&root], &arm));
 }
 
 #[test]
@@ -371,39 +360,12 @@ fn symlink_loops_end_with_dereference_and_match_du() {
     symlink("..", root.join("sub/up")).expect("up -> ..");
     symlink("../..", root.join("sub/deeper/top")).expect("top -> ../..");
     let table = "-L | -L -a | -L -a -b | -L --inodes -a | -L -c -a | -a";
-    all_pass(all_cases("symlink loops, du", table, &[&root], &me()));
-}
-
-/// A tmpfs mounted for one test, unmounted on drop even when the test fails.
-struct Mounted(PathBuf);
-
-impl Mounted {
-    fn new(at: &Path) -> Option<Mounted> {
-        let mut mount = Command::new("mount");
-        mount.args(["-t", "tmpfs", "-o", "size=8m,mode=0755", "none"]);
-        match mount.arg(at).stdin(Stdio::null()).status() {
-            Ok(s) if s.success() => Some(Mounted(at.to_path_buf())),
-            other => {
-                eprintln!("one file system: skipped: mount -t tmpfs failed: {other:?}");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let umount = Command::new("umount").arg(&self.0).status();
-        if !umount.is_ok_and(|s| s.success()) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
+    all_pass(all_cases(table, &[&root], &me()));
 }
 
 #[test]
 fn one_file_system_leaves_out_a_mounted_folder() {
-    if !is_root() {
-        eprintln!("one file system: skipped: mounting a tmpfs needs root");
+    if skip_unless(Capability::MountTmpfs) {
         return;
     }
     let dir = temp_dir();
@@ -411,16 +373,14 @@ fn one_file_system_leaves_out_a_mounted_folder() {
     fs::create_dir_all(&mnt).expect("mkdir");
     fs::write(root.join("a"), [1u8; 7000]).expect("write");
     // Declared after `dir`, so it is unmounted before the folder is removed.
-    let Some(_mounted) = Mounted::new(&mnt) else {
-        return;
-    };
+    let _mounted = Tmpfs::mount(&mnt).unwrap_or_else(|e| panic!("{e}"));
     fs::create_dir(mnt.join("sub")).expect("mkdir in tmpfs");
     fs::write(mnt.join("f"), [2u8; 9000]).expect("write in tmpfs");
     fs::write(mnt.join("sub/g"), [3u8; 20000]).expect("write in tmpfs");
     let dev = |p: &Path| fs::metadata(p).expect("stat").dev();
     assert_ne!(dev(&root), dev(&mnt), "the tmpfs is not a separate device");
     let table = " | -a | -x | -x -a | -x -a -b | -x --inodes -a | -L -x -a | -x -s";
-    all_pass(all_cases("one file system, du", table, &[&root], &me()));
+    all_pass(all_cases(table, &[&root], &me()));
     let mounted = mnt.display().to_string();
     let under = |lines: &[Vec<u8>]| lines.iter().filter(|l| lossy(l).contains(&mounted)).count();
     let (with, all) = run_sorted(&walk(&me(), "fast", "-a", &[&root]), b'\n');
