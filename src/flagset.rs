@@ -467,4 +467,6 @@ impl FlagSetFile {
 }
 
 #[cfg(test)]
+mod builtin_samples;
+#[cfg(test)]
 mod tests;
