@@ -24,6 +24,9 @@
 //! A value is taken as written, trimmed; one in double quotes is a JSON string, for
 //! spaces at its ends or escapes.
 //!
+//! A `sort-items` or `mask` rule's `pattern` is matched against one line at a time,
+//! without its `\n`: `^` and `$` are that line's start and end (see `normalize`).
+//!
 //! A comment is a line whose first non-blank character is `#`, and nothing else:
 //! what looks like a comment after a header, a value or a set is refused rather
 //! than read as part of it, and so is a header key after the first group or a rule

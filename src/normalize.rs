@@ -5,13 +5,21 @@
 //!
 //! Kinds:
 //! - `sort-lines`: the stream's lines, sorted by bytes.
-//! - `sort-items`: on each line the regex matches, the text of its `items` capture
-//!   is split at `separator`, sorted and joined again (a list printed from a hash set).
-//! - `mask`: every match of the regex becomes `placeholder` (thread ids, timings).
+//! - `sort-items` (line by line): on each line the regex matches, the text of its
+//!   `items` capture is split at `separator`, sorted and joined again (a list printed
+//!   from a hash set); it fires once per list whose order changed.
+//! - `mask` (line by line): on each line, every match of the regex becomes
+//!   `placeholder` (thread ids, timings); it fires once per match replaced.
 //! - `json`: the document in canonical form (keys sorted, pretty-printed), with the
 //!   arrays at the given JSON pointers sorted too (`*` stands for any key or index).
 //!   Every number keeps its exact text and an object that names a key twice leaves
 //!   the text as it is, so two different documents never come out as one.
+//!
+//! A line-by-line rule's regex sees one line at a time: the bytes between two `\n`s,
+//! never the `\n` itself. So `^` and `$` (like `\A` and `\z`) match at the ends of
+//! each line, a pattern anchored with `^` fires on every line it fits and not only
+//! on the stream's first, and no match can swallow a line break or join two lines.
+//! A `\r` before a `\n` is part of its line.
 //!
 //! The tree-root rewrite to `{tree}` is not a rule here: it is always on, and it
 //! runs before the rules.
@@ -76,7 +84,9 @@ pub const RULE_KEYS: &[&str] = &[
 const DEFAULT_PLACEHOLDER: &str = "<masked>";
 
 /// Ordinary lines no mask may swallow whole: a mask that does would hide every
-/// difference, so the flag-set file is refused.
+/// difference, so the flag-set file is refused. Each is one line, matched on its
+/// own as a mask matches each line of a stream, so a pattern is refused exactly
+/// when it would swallow such a line in real output.
 const ORDINARY_LINES: &[&str] = &[
     "4096\t{tree}/src/main.rs",
     "Did not have permissions for directories: {tree}/a",
@@ -334,18 +344,13 @@ impl Rule {
     pub fn apply(&self, text: &[u8]) -> (Vec<u8>, usize) {
         match &self.kind {
             RuleKind::SortLines => sort_lines(text),
-            RuleKind::SortItems { pattern, separator } => sort_items(text, pattern, separator),
+            RuleKind::SortItems { pattern, separator } => {
+                each_line(text, |line, out| sort_items(line, pattern, separator, out))
+            }
             RuleKind::Mask {
                 pattern,
                 placeholder,
-            } => {
-                let count = pattern.find_iter(text).count();
-                if count == 0 {
-                    return (text.to_vec(), 0);
-                }
-                let masked = pattern.replace_all(text, regex::bytes::NoExpand(placeholder));
-                (masked.into_owned(), count)
-            }
+            } => each_line(text, |line, out| mask(line, pattern, placeholder, out)),
             RuleKind::Json { sort_arrays } => canonical_json(text, sort_arrays),
         }
     }
@@ -391,44 +396,65 @@ fn sort_lines(text: &[u8]) -> (Vec<u8>, usize) {
     (join_lines(&sorted, ends_with_newline, text.len()), moved)
 }
 
-/// Each matching line's `items` list sorted; the count is the number of lists
-/// whose order changed.
-fn sort_items(text: &[u8], pattern: &Regex, separator: &[u8]) -> (Vec<u8>, usize) {
-    let (lines, ends_with_newline) = lines_of(text);
-    let mut changed = 0;
-    let mut rewritten: Vec<Vec<u8>> = Vec::new();
-    for line in &lines {
-        let Some(items) = pattern.captures(line).and_then(|c| c.name("items")) else {
-            rewritten.push(line.to_vec());
-            continue;
-        };
-        let list = items.as_bytes();
-        let mut parts: Vec<&[u8]> = split_on(list, separator);
-        let before = parts.clone();
-        parts.sort_unstable();
-        if parts == before {
-            rewritten.push(line.to_vec());
-            continue;
+/// Runs a line-by-line rule on each line on its own: the bytes between two `\n`s,
+/// without them. `rule` writes the line's new text to `out` and says how many times
+/// it fired there; a line it did not fire on keeps its own text. The count is the
+/// sum over the lines.
+fn each_line(text: &[u8], mut rule: impl FnMut(&[u8], &mut Vec<u8>) -> usize) -> (Vec<u8>, usize) {
+    let mut out = Vec::new();
+    let mut rewritten = Vec::new();
+    let mut fired = 0;
+    // `text[..copied]` is in `out` already; lines that did not fire are copied in
+    // one piece when the next one that did comes, so an unchanged text is not
+    // built a second time.
+    let mut copied = 0;
+    let mut start = 0;
+    for line in text.split(|&b| b == b'\n') {
+        rewritten.clear();
+        let times = rule(line, &mut rewritten);
+        if times > 0 {
+            out.extend_from_slice(&text[copied..start]);
+            out.extend_from_slice(&rewritten);
+            copied = start + line.len();
+            fired += times;
         }
-        changed += 1;
-        let mut out = line[..items.start()].to_vec();
-        for (i, part) in parts.iter().enumerate() {
-            if i > 0 {
-                out.extend_from_slice(separator);
-            }
-            out.extend_from_slice(part);
-        }
-        out.extend_from_slice(&line[items.end()..]);
-        rewritten.push(out);
+        start += line.len() + 1;
     }
-    if changed == 0 {
+    if fired == 0 {
         return (text.to_vec(), 0);
     }
-    let borrowed: Vec<&[u8]> = rewritten.iter().map(Vec::as_slice).collect();
-    (
-        join_lines(&borrowed, ends_with_newline, text.len()),
-        changed,
-    )
+    out.extend_from_slice(&text[copied..]);
+    (out, fired)
+}
+
+/// Every match on the line replaced; fires once per match.
+fn mask(line: &[u8], pattern: &Regex, placeholder: &[u8], out: &mut Vec<u8>) -> usize {
+    let mut times = 0;
+    let mut kept = 0;
+    for found in pattern.find_iter(line) {
+        out.extend_from_slice(&line[kept..found.start()]);
+        out.extend_from_slice(placeholder);
+        kept = found.end();
+        times += 1;
+    }
+    out.extend_from_slice(&line[kept..]);
+    times
+}
+
+/// The line's `items` list sorted; fires when that changed its order.
+fn sort_items(line: &[u8], pattern: &Regex, separator: &[u8], out: &mut Vec<u8>) -> usize {
+    let Some(items) = pattern.captures(line).and_then(|c| c.name("items")) else {
+        return 0;
+    };
+    let mut parts: Vec<&[u8]> = split_on(items.as_bytes(), separator);
+    if parts.is_sorted() {
+        return 0;
+    }
+    parts.sort_unstable();
+    out.extend_from_slice(&line[..items.start()]);
+    out.extend_from_slice(&parts.join(separator));
+    out.extend_from_slice(&line[items.end()..]);
+    1
 }
 
 fn split_on<'t>(text: &'t [u8], separator: &[u8]) -> Vec<&'t [u8]> {

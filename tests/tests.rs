@@ -10,6 +10,7 @@ mod flagsets;
 mod guard;
 mod project;
 mod reports;
+mod rules;
 mod run;
 mod trust;
 mod util;
