@@ -30,6 +30,10 @@ use regex::bytes::Regex;
 
 use crate::outcome::Stream;
 
+mod draft;
+
+pub use draft::RuleDraft;
+
 /// A rule as a flag-set file declares it.
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -80,20 +84,6 @@ pub const RULE_KEYS: &[&str] = &[
     "sort-arrays",
 ];
 
-/// Placeholder a mask uses when the file names none.
-const DEFAULT_PLACEHOLDER: &str = "<masked>";
-
-/// Ordinary lines no mask may swallow whole: a mask that does would hide every
-/// difference, so the flag-set file is refused. Each is one line, matched on its
-/// own as a mask matches each line of a stream, so a pattern is refused exactly
-/// when it would swallow such a line in real output.
-const ORDINARY_LINES: &[&str] = &[
-    "4096\t{tree}/src/main.rs",
-    "Did not have permissions for directories: {tree}/a",
-    "0.5K ┌── b.txt│█  │  10%",
-    "x",
-];
-
 impl RuleKind {
     /// Whether the rule only reorders (an order-only verdict may rest on it).
     pub fn only_reorders(&self) -> bool {
@@ -117,203 +107,6 @@ impl fmt::Display for StreamScope {
             StreamScope::Stderr => "stderr",
             StreamScope::Both => "stdout and stderr",
         })
-    }
-}
-
-/// The keys of one `[rule NAME]` section, before they are checked.
-#[derive(Debug, Default)]
-pub struct RuleDraft {
-    pub name: String,
-    pub line: usize,
-    /// `(key, value, line)` in file order.
-    pub keys: Vec<(String, String, usize)>,
-}
-
-impl RuleDraft {
-    /// Checks the section and builds the rule; an error names the offending line.
-    pub fn build(&self) -> Result<Rule, (usize, String)> {
-        let mut kind = None;
-        let mut stream = None;
-        let mut groups = None;
-        let mut pattern = None;
-        let mut separator = None;
-        let mut placeholder = None;
-        let mut sort_arrays = None;
-        for (key, value, line) in &self.keys {
-            let at = |message: String| (*line, message);
-            let slot = match key.as_str() {
-                "kind" => &mut kind,
-                "stream" => &mut stream,
-                "groups" => &mut groups,
-                "pattern" => &mut pattern,
-                "separator" => &mut separator,
-                "placeholder" => &mut placeholder,
-                "sort-arrays" => &mut sort_arrays,
-                other => {
-                    return Err(at(format!(
-                        "unknown rule key `{other}` ({})",
-                        RULE_KEYS.join(", ")
-                    )))
-                }
-            };
-            if slot.is_some() {
-                return Err(at(format!(
-                    "`{key}` is given twice in rule `{}`",
-                    self.name
-                )));
-            }
-            *slot = Some((value.clone(), *line));
-        }
-        let header = |message: String| (self.line, message);
-        let (kind, kind_line) = kind.ok_or_else(|| {
-            header(format!(
-                "rule `{}` has no `kind` (sort-lines, sort-items, mask, json)",
-                self.name
-            ))
-        })?;
-        let streams = match stream.as_ref().map(|(v, l)| (v.as_str(), *l)) {
-            None => {
-                return Err(header(format!(
-                    "rule `{}` has no `stream` (stdout, stderr, both)",
-                    self.name
-                )))
-            }
-            Some(("stdout", _)) => StreamScope::Stdout,
-            Some(("stderr", _)) => StreamScope::Stderr,
-            Some(("both", _)) => StreamScope::Both,
-            Some((other, line)) => {
-                return Err((
-                    line,
-                    format!("stream `{other}`: expected stdout, stderr or both"),
-                ))
-            }
-        };
-        let groups = match groups {
-            None => None,
-            Some((v, _)) if v.trim() == "all" => None,
-            Some((v, line)) => {
-                let names: Vec<String> = v
-                    .split(',')
-                    .map(|g| g.trim().to_string())
-                    .filter(|g| !g.is_empty())
-                    .collect();
-                if names.is_empty() {
-                    return Err((line, "`groups` names no group".into()));
-                }
-                Some(names)
-            }
-        };
-        let regex = |wanted: &str| -> Result<Regex, (usize, String)> {
-            let (text, line) = pattern
-                .clone()
-                .ok_or_else(|| header(format!("a {wanted} rule needs a `pattern`")))?;
-            let regex = Regex::new(&text).map_err(|e| (line, format!("bad pattern: {e}")))?;
-            if regex.is_match(b"") {
-                return Err((
-                    line,
-                    format!("pattern `{text}` matches the empty text, so it would fire everywhere"),
-                ));
-            }
-            Ok(regex)
-        };
-        let unused = |key: &Option<(String, usize)>, name: &str| match key {
-            Some((_, line)) => Err((*line, format!("a {kind} rule takes no `{name}`"))),
-            None => Ok(()),
-        };
-        let kind = match kind.as_str() {
-            "sort-lines" => {
-                unused(&pattern, "pattern")?;
-                unused(&separator, "separator")?;
-                unused(&placeholder, "placeholder")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                RuleKind::SortLines
-            }
-            "sort-items" => {
-                let pattern = regex("sort-items")?;
-                if !pattern.capture_names().any(|n| n == Some("items")) {
-                    let line = self.line_of("pattern");
-                    return Err((
-                        line,
-                        "a sort-items pattern needs a named capture `(?P<items>…)`".into(),
-                    ));
-                }
-                let (separator, _) = separator
-                    .ok_or_else(|| header("a sort-items rule needs a `separator`".into()))?;
-                if separator.is_empty() {
-                    return Err((self.line_of("separator"), "the separator is empty".into()));
-                }
-                unused(&placeholder, "placeholder")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                RuleKind::SortItems {
-                    pattern,
-                    separator: separator.into_bytes(),
-                }
-            }
-            "mask" => {
-                let pattern = regex("mask")?;
-                for line in ORDINARY_LINES {
-                    if pattern
-                        .find(line.as_bytes())
-                        .is_some_and(|m| m.len() == line.len())
-                    {
-                        return Err((
-                            self.line_of("pattern"),
-                            format!("mask `{}` swallows the whole line `{line}`: it would hide every difference", pattern.as_str()),
-                        ));
-                    }
-                }
-                unused(&separator, "separator")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                let placeholder = placeholder.map_or(DEFAULT_PLACEHOLDER.to_string(), |(p, _)| p);
-                RuleKind::Mask {
-                    pattern,
-                    placeholder: placeholder.into_bytes(),
-                }
-            }
-            "json" => {
-                unused(&pattern, "pattern")?;
-                unused(&separator, "separator")?;
-                unused(&placeholder, "placeholder")?;
-                let sort_arrays = match sort_arrays {
-                    None => Vec::new(),
-                    Some((v, line)) => {
-                        let pointers: Vec<String> =
-                            v.split(',').map(|p| p.trim().to_string()).collect();
-                        if let Some(bad) = pointers
-                            .iter()
-                            .find(|p| !(p.is_empty() || p.starts_with('/')))
-                        {
-                            return Err((
-                                line,
-                                format!("`{bad}` is not a JSON pointer (it starts with `/`; the root is empty)"),
-                            ));
-                        }
-                        pointers
-                    }
-                };
-                RuleKind::Json { sort_arrays }
-            }
-            other => {
-                return Err((
-                    kind_line,
-                    format!("kind `{other}`: expected sort-lines, sort-items, mask or json"),
-                ))
-            }
-        };
-        Ok(Rule {
-            name: self.name.clone(),
-            line: self.line,
-            kind,
-            streams,
-            groups,
-        })
-    }
-
-    fn line_of(&self, key: &str) -> usize {
-        self.keys
-            .iter()
-            .find(|(k, _, _)| k == key)
-            .map_or(self.line, |(_, _, line)| *line)
     }
 }
 

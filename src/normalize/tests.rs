@@ -279,7 +279,7 @@ fn scope_is_by_group_and_stream() {
 fn ordinary_lines_are_single_lines() {
     // A mask sees one line at a time; a sample spanning two would refuse a pattern
     // for a match it could never make.
-    for line in ORDINARY_LINES {
+    for line in draft::ORDINARY_LINES {
         assert!(!line.contains('\n'), "{line:?}");
     }
 }
