@@ -5,13 +5,21 @@
 //!
 //! Kinds:
 //! - `sort-lines`: the stream's lines, sorted by bytes.
-//! - `sort-items`: on each line the regex matches, the text of its `items` capture
-//!   is split at `separator`, sorted and joined again (a list printed from a hash set).
-//! - `mask`: every match of the regex becomes `placeholder` (thread ids, timings).
+//! - `sort-items` (line by line): on each line the regex matches, the text of its
+//!   `items` capture is split at `separator`, sorted and joined again (a list printed
+//!   from a hash set); it fires once per list whose order changed.
+//! - `mask` (line by line): on each line, every match of the regex becomes
+//!   `placeholder` (thread ids, timings); it fires once per match replaced.
 //! - `json`: the document in canonical form (keys sorted, pretty-printed), with the
 //!   arrays at the given JSON pointers sorted too (`*` stands for any key or index).
 //!   Every number keeps its exact text and an object that names a key twice leaves
 //!   the text as it is, so two different documents never come out as one.
+//!
+//! A line-by-line rule's regex sees one line at a time: the bytes between two `\n`s,
+//! never the `\n` itself. So `^` and `$` (like `\A` and `\z`) match at the ends of
+//! each line, a pattern anchored with `^` fires on every line it fits and not only
+//! on the stream's first, and no match can swallow a line break or join two lines.
+//! A `\r` before a `\n` is part of its line.
 //!
 //! The tree-root rewrite to `{tree}` is not a rule here: it is always on, and it
 //! runs before the rules.
@@ -21,6 +29,10 @@ use std::fmt;
 use regex::bytes::Regex;
 
 use crate::outcome::Stream;
+
+mod draft;
+
+pub use draft::RuleDraft;
 
 /// A rule as a flag-set file declares it.
 #[derive(Debug, Clone)]
@@ -72,18 +84,6 @@ pub const RULE_KEYS: &[&str] = &[
     "sort-arrays",
 ];
 
-/// Placeholder a mask uses when the file names none.
-const DEFAULT_PLACEHOLDER: &str = "<masked>";
-
-/// Ordinary lines no mask may swallow whole: a mask that does would hide every
-/// difference, so the flag-set file is refused.
-const ORDINARY_LINES: &[&str] = &[
-    "4096\t{tree}/src/main.rs",
-    "Did not have permissions for directories: {tree}/a",
-    "0.5K ┌── b.txt│█  │  10%",
-    "x",
-];
-
 impl RuleKind {
     /// Whether the rule only reorders (an order-only verdict may rest on it).
     pub fn only_reorders(&self) -> bool {
@@ -107,203 +107,6 @@ impl fmt::Display for StreamScope {
             StreamScope::Stderr => "stderr",
             StreamScope::Both => "stdout and stderr",
         })
-    }
-}
-
-/// The keys of one `[rule NAME]` section, before they are checked.
-#[derive(Debug, Default)]
-pub struct RuleDraft {
-    pub name: String,
-    pub line: usize,
-    /// `(key, value, line)` in file order.
-    pub keys: Vec<(String, String, usize)>,
-}
-
-impl RuleDraft {
-    /// Checks the section and builds the rule; an error names the offending line.
-    pub fn build(&self) -> Result<Rule, (usize, String)> {
-        let mut kind = None;
-        let mut stream = None;
-        let mut groups = None;
-        let mut pattern = None;
-        let mut separator = None;
-        let mut placeholder = None;
-        let mut sort_arrays = None;
-        for (key, value, line) in &self.keys {
-            let at = |message: String| (*line, message);
-            let slot = match key.as_str() {
-                "kind" => &mut kind,
-                "stream" => &mut stream,
-                "groups" => &mut groups,
-                "pattern" => &mut pattern,
-                "separator" => &mut separator,
-                "placeholder" => &mut placeholder,
-                "sort-arrays" => &mut sort_arrays,
-                other => {
-                    return Err(at(format!(
-                        "unknown rule key `{other}` ({})",
-                        RULE_KEYS.join(", ")
-                    )))
-                }
-            };
-            if slot.is_some() {
-                return Err(at(format!(
-                    "`{key}` is given twice in rule `{}`",
-                    self.name
-                )));
-            }
-            *slot = Some((value.clone(), *line));
-        }
-        let header = |message: String| (self.line, message);
-        let (kind, kind_line) = kind.ok_or_else(|| {
-            header(format!(
-                "rule `{}` has no `kind` (sort-lines, sort-items, mask, json)",
-                self.name
-            ))
-        })?;
-        let streams = match stream.as_ref().map(|(v, l)| (v.as_str(), *l)) {
-            None => {
-                return Err(header(format!(
-                    "rule `{}` has no `stream` (stdout, stderr, both)",
-                    self.name
-                )))
-            }
-            Some(("stdout", _)) => StreamScope::Stdout,
-            Some(("stderr", _)) => StreamScope::Stderr,
-            Some(("both", _)) => StreamScope::Both,
-            Some((other, line)) => {
-                return Err((
-                    line,
-                    format!("stream `{other}`: expected stdout, stderr or both"),
-                ))
-            }
-        };
-        let groups = match groups {
-            None => None,
-            Some((v, _)) if v.trim() == "all" => None,
-            Some((v, line)) => {
-                let names: Vec<String> = v
-                    .split(',')
-                    .map(|g| g.trim().to_string())
-                    .filter(|g| !g.is_empty())
-                    .collect();
-                if names.is_empty() {
-                    return Err((line, "`groups` names no group".into()));
-                }
-                Some(names)
-            }
-        };
-        let regex = |wanted: &str| -> Result<Regex, (usize, String)> {
-            let (text, line) = pattern
-                .clone()
-                .ok_or_else(|| header(format!("a {wanted} rule needs a `pattern`")))?;
-            let regex = Regex::new(&text).map_err(|e| (line, format!("bad pattern: {e}")))?;
-            if regex.is_match(b"") {
-                return Err((
-                    line,
-                    format!("pattern `{text}` matches the empty text, so it would fire everywhere"),
-                ));
-            }
-            Ok(regex)
-        };
-        let unused = |key: &Option<(String, usize)>, name: &str| match key {
-            Some((_, line)) => Err((*line, format!("a {kind} rule takes no `{name}`"))),
-            None => Ok(()),
-        };
-        let kind = match kind.as_str() {
-            "sort-lines" => {
-                unused(&pattern, "pattern")?;
-                unused(&separator, "separator")?;
-                unused(&placeholder, "placeholder")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                RuleKind::SortLines
-            }
-            "sort-items" => {
-                let pattern = regex("sort-items")?;
-                if !pattern.capture_names().any(|n| n == Some("items")) {
-                    let line = self.line_of("pattern");
-                    return Err((
-                        line,
-                        "a sort-items pattern needs a named capture `(?P<items>…)`".into(),
-                    ));
-                }
-                let (separator, _) = separator
-                    .ok_or_else(|| header("a sort-items rule needs a `separator`".into()))?;
-                if separator.is_empty() {
-                    return Err((self.line_of("separator"), "the separator is empty".into()));
-                }
-                unused(&placeholder, "placeholder")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                RuleKind::SortItems {
-                    pattern,
-                    separator: separator.into_bytes(),
-                }
-            }
-            "mask" => {
-                let pattern = regex("mask")?;
-                for line in ORDINARY_LINES {
-                    if pattern
-                        .find(line.as_bytes())
-                        .is_some_and(|m| m.len() == line.len())
-                    {
-                        return Err((
-                            self.line_of("pattern"),
-                            format!("mask `{}` swallows the whole line `{line}`: it would hide every difference", pattern.as_str()),
-                        ));
-                    }
-                }
-                unused(&separator, "separator")?;
-                unused(&sort_arrays, "sort-arrays")?;
-                let placeholder = placeholder.map_or(DEFAULT_PLACEHOLDER.to_string(), |(p, _)| p);
-                RuleKind::Mask {
-                    pattern,
-                    placeholder: placeholder.into_bytes(),
-                }
-            }
-            "json" => {
-                unused(&pattern, "pattern")?;
-                unused(&separator, "separator")?;
-                unused(&placeholder, "placeholder")?;
-                let sort_arrays = match sort_arrays {
-                    None => Vec::new(),
-                    Some((v, line)) => {
-                        let pointers: Vec<String> =
-                            v.split(',').map(|p| p.trim().to_string()).collect();
-                        if let Some(bad) = pointers
-                            .iter()
-                            .find(|p| !(p.is_empty() || p.starts_with('/')))
-                        {
-                            return Err((
-                                line,
-                                format!("`{bad}` is not a JSON pointer (it starts with `/`; the root is empty)"),
-                            ));
-                        }
-                        pointers
-                    }
-                };
-                RuleKind::Json { sort_arrays }
-            }
-            other => {
-                return Err((
-                    kind_line,
-                    format!("kind `{other}`: expected sort-lines, sort-items, mask or json"),
-                ))
-            }
-        };
-        Ok(Rule {
-            name: self.name.clone(),
-            line: self.line,
-            kind,
-            streams,
-            groups,
-        })
-    }
-
-    fn line_of(&self, key: &str) -> usize {
-        self.keys
-            .iter()
-            .find(|(k, _, _)| k == key)
-            .map_or(self.line, |(_, _, line)| *line)
     }
 }
 
@@ -334,18 +137,13 @@ impl Rule {
     pub fn apply(&self, text: &[u8]) -> (Vec<u8>, usize) {
         match &self.kind {
             RuleKind::SortLines => sort_lines(text),
-            RuleKind::SortItems { pattern, separator } => sort_items(text, pattern, separator),
+            RuleKind::SortItems { pattern, separator } => {
+                each_line(text, |line, out| sort_items(line, pattern, separator, out))
+            }
             RuleKind::Mask {
                 pattern,
                 placeholder,
-            } => {
-                let count = pattern.find_iter(text).count();
-                if count == 0 {
-                    return (text.to_vec(), 0);
-                }
-                let masked = pattern.replace_all(text, regex::bytes::NoExpand(placeholder));
-                (masked.into_owned(), count)
-            }
+            } => each_line(text, |line, out| mask(line, pattern, placeholder, out)),
             RuleKind::Json { sort_arrays } => canonical_json(text, sort_arrays),
         }
     }
@@ -391,44 +189,65 @@ fn sort_lines(text: &[u8]) -> (Vec<u8>, usize) {
     (join_lines(&sorted, ends_with_newline, text.len()), moved)
 }
 
-/// Each matching line's `items` list sorted; the count is the number of lists
-/// whose order changed.
-fn sort_items(text: &[u8], pattern: &Regex, separator: &[u8]) -> (Vec<u8>, usize) {
-    let (lines, ends_with_newline) = lines_of(text);
-    let mut changed = 0;
-    let mut rewritten: Vec<Vec<u8>> = Vec::new();
-    for line in &lines {
-        let Some(items) = pattern.captures(line).and_then(|c| c.name("items")) else {
-            rewritten.push(line.to_vec());
-            continue;
-        };
-        let list = items.as_bytes();
-        let mut parts: Vec<&[u8]> = split_on(list, separator);
-        let before = parts.clone();
-        parts.sort_unstable();
-        if parts == before {
-            rewritten.push(line.to_vec());
-            continue;
+/// Runs a line-by-line rule on each line on its own: the bytes between two `\n`s,
+/// without them. `rule` writes the line's new text to `out` and says how many times
+/// it fired there; a line it did not fire on keeps its own text. The count is the
+/// sum over the lines.
+fn each_line(text: &[u8], mut rule: impl FnMut(&[u8], &mut Vec<u8>) -> usize) -> (Vec<u8>, usize) {
+    let mut out = Vec::new();
+    let mut rewritten = Vec::new();
+    let mut fired = 0;
+    // `text[..copied]` is in `out` already; lines that did not fire are copied in
+    // one piece when the next one that did comes, so an unchanged text is not
+    // built a second time.
+    let mut copied = 0;
+    let mut start = 0;
+    for line in text.split(|&b| b == b'\n') {
+        rewritten.clear();
+        let times = rule(line, &mut rewritten);
+        if times > 0 {
+            out.extend_from_slice(&text[copied..start]);
+            out.extend_from_slice(&rewritten);
+            copied = start + line.len();
+            fired += times;
         }
-        changed += 1;
-        let mut out = line[..items.start()].to_vec();
-        for (i, part) in parts.iter().enumerate() {
-            if i > 0 {
-                out.extend_from_slice(separator);
-            }
-            out.extend_from_slice(part);
-        }
-        out.extend_from_slice(&line[items.end()..]);
-        rewritten.push(out);
+        start += line.len() + 1;
     }
-    if changed == 0 {
+    if fired == 0 {
         return (text.to_vec(), 0);
     }
-    let borrowed: Vec<&[u8]> = rewritten.iter().map(Vec::as_slice).collect();
-    (
-        join_lines(&borrowed, ends_with_newline, text.len()),
-        changed,
-    )
+    out.extend_from_slice(&text[copied..]);
+    (out, fired)
+}
+
+/// Every match on the line replaced; fires once per match.
+fn mask(line: &[u8], pattern: &Regex, placeholder: &[u8], out: &mut Vec<u8>) -> usize {
+    let mut times = 0;
+    let mut kept = 0;
+    for found in pattern.find_iter(line) {
+        out.extend_from_slice(&line[kept..found.start()]);
+        out.extend_from_slice(placeholder);
+        kept = found.end();
+        times += 1;
+    }
+    out.extend_from_slice(&line[kept..]);
+    times
+}
+
+/// The line's `items` list sorted; fires when that changed its order.
+fn sort_items(line: &[u8], pattern: &Regex, separator: &[u8], out: &mut Vec<u8>) -> usize {
+    let Some(items) = pattern.captures(line).and_then(|c| c.name("items")) else {
+        return 0;
+    };
+    let mut parts: Vec<&[u8]> = split_on(items.as_bytes(), separator);
+    if parts.is_sorted() {
+        return 0;
+    }
+    parts.sort_unstable();
+    out.extend_from_slice(&line[..items.start()]);
+    out.extend_from_slice(&parts.join(separator));
+    out.extend_from_slice(&line[items.end()..]);
+    1
 }
 
 fn split_on<'t>(text: &'t [u8], separator: &[u8]) -> Vec<&'t [u8]> {

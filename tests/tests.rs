@@ -11,6 +11,7 @@ mod guard;
 mod guide;
 mod project;
 mod reports;
+mod rules;
 mod run;
 mod trust;
 mod util;

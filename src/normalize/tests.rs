@@ -74,6 +74,72 @@ fn masks_count_their_matches() {
 }
 
 #[test]
+fn an_anchored_mask_fires_on_every_line() {
+    let r = rule(&[
+        ("kind", "mask"),
+        ("stream", "stderr"),
+        ("pattern", "^(old-du|new-du): "),
+        ("placeholder", "du: "),
+    ])
+    .unwrap();
+    let stderr =
+        "old-du: cannot access 'a'\nold-du: cannot access 'b'\nold-du: cannot access 'c'\n";
+    assert_eq!(
+        applied(&r, stderr),
+        (
+            "du: cannot access 'a'\ndu: cannot access 'b'\ndu: cannot access 'c'\n".into(),
+            3
+        )
+    );
+    // Only at a line's start: the same words inside a line stay.
+    let inside = "x old-du: y\n";
+    assert_eq!(applied(&r, inside), (inside.into(), 0));
+}
+
+#[test]
+fn a_mask_sees_one_line_and_never_its_line_break() {
+    let trailing = rule(&[
+        ("kind", "mask"),
+        ("stream", "stdout"),
+        ("pattern", r"\s+$"),
+        ("placeholder", "_"),
+    ])
+    .unwrap();
+    // `$` is each line's end, and `\s` cannot take in the `\n`.
+    assert_eq!(
+        applied(&trailing, "a \n\nb \t\nc  "),
+        ("a_\n\nb_\nc_".into(), 3)
+    );
+    let across = rule(&[("kind", "mask"), ("stream", "stdout"), ("pattern", r"a\nb")]).unwrap();
+    assert_eq!(applied(&across, "a\nb\n"), ("a\nb\n".into(), 0));
+    let whole_text = rule(&[
+        ("kind", "mask"),
+        ("stream", "stdout"),
+        ("pattern", r"\Aid \d+"),
+    ])
+    .unwrap();
+    assert_eq!(
+        applied(&whole_text, "id 1\nid 2\n"),
+        ("<masked>\n<masked>\n".into(), 2)
+    );
+}
+
+#[test]
+fn sort_items_anchors_match_each_line() {
+    let r = rule(&[
+        ("kind", "sort-items"),
+        ("stream", "stderr"),
+        ("pattern", "^list: (?P<items>.+)$"),
+        ("separator", ","),
+    ])
+    .unwrap();
+    assert_eq!(
+        applied(&r, "list: b,a\nlist: d,c\nno list: f,e"),
+        ("list: a,b\nlist: c,d\nno list: f,e".into(), 2)
+    );
+}
+
+#[test]
 fn nested_arrays_sort_inside_out_whatever_order_the_pointers_come_in() {
     let r = rule(&[
         ("kind", "json"),
@@ -164,7 +230,11 @@ fn json_with_a_key_twice_is_left_as_it_is() {
 
 #[test]
 fn rules_that_would_hide_everything_are_refused() {
-    for pattern in [".*", "(?s).+", "[^\\n]+", "^.*$"] {
+    // Each line is matched on its own, so a pattern that covers one whole line,
+    // anchored or not, would cover every line.
+    for pattern in [
+        ".*", "(?s).+", "[^\\n]+", "^.*$", "^.+$", "(?m)^.+$", r"\A.+\z",
+    ] {
         let err =
             rule(&[("kind", "mask"), ("stream", "stdout"), ("pattern", pattern)]).unwrap_err();
         assert!(
@@ -203,4 +273,13 @@ fn scope_is_by_group_and_stream() {
     assert!(r.applies("json", Stream::Stdout));
     assert!(!r.applies("json", Stream::Stderr));
     assert!(!r.applies("depth", Stream::Stdout));
+}
+
+#[test]
+fn ordinary_lines_are_single_lines() {
+    // A mask sees one line at a time; a sample spanning two would refuse a pattern
+    // for a match it could never make.
+    for line in draft::ORDINARY_LINES {
+        assert!(!line.contains('\n'), "{line:?}");
+    }
 }

@@ -122,6 +122,23 @@ pub struct Reports {
 
 /// Opens every destination the request names, before the run.
 pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
+    let stdout_taken = check_destinations(request)?;
+    let env = &request.environment;
+    Ok(Reports {
+        json: open_report("--json", &request.json)?,
+        markdown: open_report("--markdown", &request.markdown)?,
+        junit: open_report("--junit", &request.junit)?,
+        step_summary: open_step_summary(env)?,
+        stdout_taken,
+        colors: text_colors(request.color, env, stdout_taken),
+        github_actions: env.github_actions,
+        progress: progress::Bar::on_stderr(),
+    })
+}
+
+/// Refuses two reports on stdout, or two in one file (the second would replace
+/// the first); says whether a report takes stdout.
+fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
     let asked = [
         ("--json", &request.json),
         ("--markdown", &request.markdown),
@@ -135,7 +152,6 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
     if let [first, second, ..] = on_stdout[..] {
         return Err(ReportError::TwoOnStdout { first, second });
     }
-    // Two reports written to one file: the second would replace the first.
     let files: Vec<(&'static str, PathBuf)> = asked
         .iter()
         .filter_map(|(flag, path)| {
@@ -155,51 +171,49 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
             });
         }
     }
-    let open = |flag: &str, path: &Option<PathBuf>| match path {
-        Some(path) => Destination::open(path)
-            .map(Some)
-            .map_err(|cause| ReportError::Open {
-                destination: format!("{flag} {}", path.display()),
-                cause,
-            }),
-        None => Ok(None),
+    Ok(!on_stdout.is_empty())
+}
+
+/// The destination of the report `flag` asks for, when it asks for one.
+fn open_report(flag: &str, path: &Option<PathBuf>) -> Result<Option<Destination>, ReportError> {
+    let Some(path) = path else {
+        return Ok(None);
     };
-    let json = open("--json", &request.json)?;
-    let markdown = open("--markdown", &request.markdown)?;
-    let junit = open("--junit", &request.junit)?;
-    let env = &request.environment;
-    let step_summary = match (&env.step_summary, env.github_actions) {
-        (Some(path), true) => Some(
-            File::options()
-                .append(true)
-                .create(true)
-                .open(path)
-                .map_err(|cause| ReportError::Open {
-                    destination: format!("GITHUB_STEP_SUMMARY={}", path.display()),
-                    cause,
-                })?,
-        ),
-        _ => None,
+    Destination::open(path)
+        .map(Some)
+        .map_err(|cause| ReportError::Open {
+            destination: format!("{flag} {}", path.display()),
+            cause,
+        })
+}
+
+/// GitHub's step summary, appended to, when the run is a GitHub Actions step that
+/// has one.
+fn open_step_summary(env: &Environment) -> Result<Option<File>, ReportError> {
+    let (Some(path), true) = (&env.step_summary, env.github_actions) else {
+        return Ok(None);
     };
-    let stdout_taken = !on_stdout.is_empty();
+    File::options()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(Some)
+        .map_err(|cause| ReportError::Open {
+            destination: format!("GITHUB_STEP_SUMMARY={}", path.display()),
+            cause,
+        })
+}
+
+/// Whether the terminal report is coloured, judged on the stream it goes to.
+fn text_colors(choice: ColorChoice, env: &Environment, stdout_taken: bool) -> text::Colors {
     let text_on_terminal = if stdout_taken {
         io::stderr().is_terminal()
     } else {
         io::stdout().is_terminal()
     };
-    let colors = text::Colors {
-        enabled: request.color.enabled(text_on_terminal, env.no_color),
-    };
-    Ok(Reports {
-        json,
-        markdown,
-        junit,
-        step_summary,
-        stdout_taken,
-        colors,
-        github_actions: env.github_actions,
-        progress: progress::Bar::on_stderr(),
-    })
+    text::Colors {
+        enabled: choice.enabled(text_on_terminal, env.no_color),
+    }
 }
 
 impl Reports {

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::summary::{self, SUMMARY_HEADER};
-use crate::outcome::{CaseOutcome, RunOutcome, StreamVerdict, Verdict};
+use crate::outcome::{CaseOutcome, FlakyArm, RunOutcome, StreamResult, StreamVerdict, Verdict};
 
 /// Whether the report carries ANSI colour codes; decided by the caller from
 /// `--color`, `NO_COLOR` and whether the stream is a terminal.
@@ -73,6 +73,37 @@ impl Colors {
 }
 
 pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
+    run_header(outcome, out)?;
+    trees(outcome, out)?;
+    for warning in &outcome.warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
+    writeln!(out)?;
+    summary_table(outcome, out)?;
+    for case in outcome
+        .cases
+        .iter()
+        .filter(|c| c.verdict != Verdict::Identical)
+    {
+        writeln!(out)?;
+        case_detail(case, out, colors)?;
+    }
+    if !outcome.rules.is_empty() {
+        writeln!(out)?;
+        rules(outcome, out)?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}: {}",
+        summary::tally(outcome),
+        colors.overall(outcome)
+    )?;
+    out.flush()
+}
+
+/// What ran against what, and how.
+fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     for (name, arm) in [
         ("reference", &outcome.reference),
         ("candidate", &outcome.candidate),
@@ -92,7 +123,11 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::R
     if outcome.self_check {
         writeln!(out, "self-check: the reference ran against itself")?;
     }
-    writeln!(out, "arms ran as: {}", outcome.arms_ran_as)?;
+    writeln!(out, "arms ran as: {}", outcome.arms_ran_as)
+}
+
+/// Each tree's entry counts and where it is, then what was skipped on each.
+fn trees(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     for tree in &outcome.trees {
         let c = tree.counts;
         let origin = match (tree.built, tree.kept) {
@@ -121,45 +156,27 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::R
             writeln!(out, "{}: skipped {skipped}", tree.name)?;
         }
     }
-    for warning in &outcome.warnings {
-        writeln!(out, "warning: {warning}")?;
+    Ok(())
+}
+
+/// How often each rule fired, or that it never did.
+fn rules(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
+    for rule in &outcome.rules {
+        let used = if rule.unused {
+            "unused: it never fired in this run".to_string()
+        } else {
+            format!(
+                "fired {} times in {} cases",
+                rule.times_fired, rule.cases_fired
+            )
+        };
+        writeln!(
+            out,
+            "rule {} ({} on {}, {}): {used}",
+            rule.name, rule.kind, rule.stream, rule.declared_at
+        )?;
     }
-    writeln!(out)?;
-    summary_table(outcome, out)?;
-    for case in outcome
-        .cases
-        .iter()
-        .filter(|c| c.verdict != Verdict::Identical)
-    {
-        writeln!(out)?;
-        case_detail(case, out, colors)?;
-    }
-    if !outcome.rules.is_empty() {
-        writeln!(out)?;
-        for rule in &outcome.rules {
-            let used = if rule.unused {
-                "unused: it never fired in this run".to_string()
-            } else {
-                format!(
-                    "fired {} times in {} cases",
-                    rule.times_fired, rule.cases_fired
-                )
-            };
-            writeln!(
-                out,
-                "rule {} ({} on {}, {}): {used}",
-                rule.name, rule.kind, rule.stream, rule.declared_at
-            )?;
-        }
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{}: {}",
-        summary::tally(outcome),
-        colors.overall(outcome)
-    )?;
-    out.flush()
+    Ok(())
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
@@ -225,51 +242,11 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::R
         }
     }
     for stream in &case.streams {
-        match stream.verdict {
-            StreamVerdict::Identical => {}
-            StreamVerdict::OrderOnly => {
-                writeln!(
-                    out,
-                    "   {} is order-only; first displaced lines:",
-                    stream.stream.name()
-                )?;
-                for line in &stream.displaced {
-                    writeln!(out, "     {line}")?;
-                }
-            }
-            StreamVerdict::EqualAfterNormalization => {
-                writeln!(
-                    out,
-                    "   {} is equal after normalization",
-                    stream.stream.name()
-                )?;
-            }
-            StreamVerdict::Differs => {
-                writeln!(out, "   {} differs:", stream.stream.name())?;
-                if let Some(diff) = &stream.diff {
-                    for line in diff.lines() {
-                        writeln!(out, "     {}", colors.diff_line(line))?;
-                    }
-                }
-            }
-        }
+        stream_detail(stream, out, colors)?;
     }
     if let Verdict::Flaky { arms } = &case.verdict {
         for arm in arms {
-            writeln!(
-                out,
-                "   the {} arm gave {} different outputs:",
-                arm.arm,
-                arm.variants.len()
-            )?;
-            for (i, variant) in arm.variants.iter().enumerate() {
-                writeln!(out, "     {}", summary::variant_line(i, variant))?;
-                if let Some(diff) = &variant.diff {
-                    for line in diff.lines() {
-                        writeln!(out, "       {}", colors.diff_line(line))?;
-                    }
-                }
-            }
+            flaky_arm(arm, out, colors)?;
         }
     }
     if let Some(fired) = summary::fired_list(case) {
@@ -277,6 +254,52 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::R
     }
     for note in &case.notes {
         writeln!(out, "   note: {note}")?;
+    }
+    Ok(())
+}
+
+/// A stream that is not identical: its displaced lines or its diff.
+fn stream_detail(stream: &StreamResult, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
+    let name = stream.stream.name();
+    match stream.verdict {
+        StreamVerdict::Identical => {}
+        StreamVerdict::OrderOnly => {
+            writeln!(out, "   {name} is order-only; first displaced lines:")?;
+            for line in &stream.displaced {
+                writeln!(out, "     {line}")?;
+            }
+        }
+        StreamVerdict::EqualAfterNormalization => {
+            writeln!(out, "   {name} is equal after normalization")?;
+        }
+        StreamVerdict::Differs => {
+            writeln!(out, "   {name} differs:")?;
+            if let Some(diff) = &stream.diff {
+                for line in diff.lines() {
+                    writeln!(out, "     {}", colors.diff_line(line))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An arm that disagreed with itself: each output it gave, as a diff against its
+/// first.
+fn flaky_arm(arm: &FlakyArm, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
+    writeln!(
+        out,
+        "   the {} arm gave {} different outputs:",
+        arm.arm,
+        arm.variants.len()
+    )?;
+    for (i, variant) in arm.variants.iter().enumerate() {
+        writeln!(out, "     {}", summary::variant_line(i, variant))?;
+        if let Some(diff) = &variant.diff {
+            for line in diff.lines() {
+                writeln!(out, "       {}", colors.diff_line(line))?;
+            }
+        }
     }
     Ok(())
 }
