@@ -441,3 +441,15 @@ fn find_puts_the_tree_first_and_sorts_its_lines() {
         "{tree}\n{tree}/a\n{tree}/b\n"
     );
 }
+
+#[test]
+fn argv0_names_the_program_both_arms_run_as() {
+    let named = parse("x.sets", "argv0 = dust\n[g]\n-a\n").unwrap();
+    assert_eq!(named.argv0.as_deref(), Some("dust"));
+    let unnamed = parse("x.sets", "[g]\n-a\n").unwrap();
+    assert_eq!(unnamed.argv0, None);
+    assert_eq!(
+        error_of("argv0 =\n[g]\n-a\n"),
+        "x.sets:1: `argv0` names the program: it is empty"
+    );
+}

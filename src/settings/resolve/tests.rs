@@ -196,3 +196,26 @@ fn a_tree_from_a_config_starts_at_its_folder() {
         "{message}"
     );
 }
+
+#[test]
+fn a_flag_set_files_argv0_names_both_arms_unless_the_options_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let sets = dir.path().join("named.sets");
+    std::fs::write(&sets, "argv0 = dust\n[only]\n-a\n").unwrap();
+    let mut options = config_with("");
+    options.flagsets = Some(Given::flag(
+        "--flagsets",
+        sets.to_string_lossy().into_owned(),
+    ));
+    let matrix = resolve(&options, &RunExtras::default()).unwrap();
+    assert_eq!(
+        (
+            matrix.reference.argv0.as_str(),
+            matrix.candidate.argv0.as_str()
+        ),
+        ("dust", "dust")
+    );
+    options.argv0 = Some(Given::flag("--argv0", "du".into()));
+    let matrix = resolve(&options, &RunExtras::default()).unwrap();
+    assert_eq!(matrix.reference.argv0, "du");
+}
