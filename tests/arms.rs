@@ -39,7 +39,8 @@ fn arms_start_in_a_folder_they_may_enter_and_relative_programs_still_run() {
     let out = crate::util::Cmd::new(crate::util::eqcheck())
         .cwd(&private)
         .args(["--ref", &printer, "--cand", &printer, "--tree", "basic"])
-        .args(["--sets", "depth", "--as-root", "--json", "-"])
+        .args(["--sets", "depth", "--json", "-"])
+        .args(crate::util::as_root())
         .output();
     assert_exit(&out, 0);
     let report = json_report(&out);
@@ -74,7 +75,7 @@ fn arms_and_runs_share_one_home_path_and_a_set_home_wins() {
     let out = run_pair(
         "sh -c 'echo $HOME'",
         &double("print '/nonexistent/home\\n'"),
-        &["--sets", &sets, "--as-root"],
+        &[&["--sets", &sets], crate::util::as_root()].concat(),
     );
     assert_exit(&out, 0);
 }

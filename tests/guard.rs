@@ -31,10 +31,11 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
         "depth",
         "-j",
         "1",
-        "--as-root",
         "--json",
         "-",
-    ]);
+    ]
+    .into_iter()
+    .chain(crate::util::as_root().iter().copied()));
     assert_exit(&out, 3);
     let report = json_report(&out);
     let first = &report["cases"][0]["verdict"];
@@ -77,18 +78,11 @@ fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
     // not the comparison, is what caught it above.
     let toucher = double("touch src/main.rs");
     let out = run([
-        "--ref",
-        &toucher,
-        "--cand",
-        &toucher,
-        "--tree",
-        "basic",
-        "--sets",
-        "depth",
-        "--guard",
+        "--ref", &toucher, "--cand", &toucher, "--tree", "basic", "--sets", "depth", "--guard",
         "off",
-        "--as-root",
-    ]);
+    ]
+    .into_iter()
+    .chain(crate::util::as_root().iter().copied()));
     assert_exit(&out, 0);
 }
 

@@ -287,7 +287,7 @@ fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
     // ever runs (as root it runs as root, to be able to write there).
     let counter = double(&format!("drop-every 1 {}", witness.display()));
     let stopped = |rest: &[&str], message: &str| {
-        let rest = [rest, &["--as-root"]].concat();
+        let rest = [rest, crate::util::as_root()].concat();
         let out = eqcheck_run(&counter, &counter, &sets, &rest).output();
         assert_exit(&out, 2);
         assert!(text(&out.stderr).contains(message), "{out}");
@@ -311,7 +311,7 @@ fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
         "--json and --junit both name",
     );
     // The witness works: a run that starts leaves it.
-    let out = eqcheck_run(&counter, &counter, &sets, &["--as-root"]).output();
+    let out = eqcheck_run(&counter, &counter, &sets, crate::util::as_root()).output();
     assert_exit(&out, 0);
     assert!(witness.exists(), "the arm left no count\n{out}");
 }

@@ -306,7 +306,8 @@ fn what_an_arm_leaves_running_is_ended_with_it() {
     let dir = temp_dir();
     let late = dir.path().join("late");
     let lingerer = double(&format!("linger {} 1", late.display()));
-    let out = run_pair(&lingerer, &lingerer, &["--sets", "depth", "--as-root"]);
+    let rest = [&["--sets", "depth"], crate::util::as_root()].concat();
+    let out = run_pair(&lingerer, &lingerer, &rest);
     assert_exit(&out, 0);
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert!(

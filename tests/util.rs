@@ -365,6 +365,17 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
+/// `--as-root` when the test process runs as root, else nothing: eqcheck refuses the
+/// flag when it cannot honour it, and a test that only wants root's arms to read
+/// everything gets that anyway when not root.
+pub fn as_root() -> &'static [&'static str] {
+    #[cfg(unix)]
+    if is_root() {
+        return &["--as-root"];
+    }
+    &[]
+}
+
 /// Splits output into records ending with `end` (newline, or NUL for `-0`) and sorts
 /// them bytewise.
 pub fn sorted_lines(bytes: &[u8], end: u8) -> Vec<Vec<u8>> {
