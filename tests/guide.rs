@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::util::{all_pass, assert_exit, lossy, run, Case};
+use crate::util::{all_pass, assert_exit, lossy, run, skip_unless, Capability, Case};
 
 /// The shells `eqcheck completions` takes, as the user types them.
 const SHELLS: &[&str] = &["bash", "zsh", "fish", "powershell"];
@@ -42,16 +42,16 @@ fn completions_for_every_shell_name_the_subcommands_and_flags() {
     all_pass(cases);
 }
 
-/// Runs `program args` with `script` on stdin. None when the program is not
-/// installed (tests never install a shell); else its exit code and what it printed.
-fn feed(program: &str, args: &[&str], script: &[u8]) -> Option<(Option<i32>, String)> {
+/// Runs `program args` with `script` on stdin: its exit code and what it printed.
+/// The caller has asked for the program with `skip_unless`.
+fn feed(program: &str, args: &[&str], script: &[u8]) -> (Option<i32>, String) {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .ok()?;
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = {
         let script = script.to_vec();
@@ -61,7 +61,7 @@ fn feed(program: &str, args: &[&str], script: &[u8]) -> Option<(Option<i32>, Str
     // A shell that stops reading early closes the pipe; its exit code says why.
     let _ = writer.join();
     let text = format!("{}{}", lossy(&out.stdout), lossy(&out.stderr));
-    Some((out.status.code(), text))
+    (out.status.code(), text)
 }
 
 /// Each installed shell parses its script without running it.
@@ -76,10 +76,10 @@ fn installed_shells_accept_their_completion_scripts() {
     for &(shell, program, args) in checks {
         let out = run(["completions", shell]);
         assert_exit(&out, 0);
-        let Some((code, text)) = feed(program, args, &out.stdout) else {
-            eprintln!("skipped: {program} is not installed");
+        if skip_unless(Capability::Program(program)) {
             continue;
-        };
+        }
+        let (code, text) = feed(program, args, &out.stdout);
         let result = match code {
             Some(0) => Ok(()),
             _ => Err(format!(
@@ -96,6 +96,9 @@ fn installed_shells_accept_their_completion_scripts() {
 /// of `completions` itself.
 #[test]
 fn bash_completes_subcommands_flags_and_shells() {
+    if skip_unless(Capability::Program("bash")) {
+        return;
+    }
     let out = run(["completions", "bash"]);
     assert_exit(&out, 0);
     // (words typed, the word being completed, what must be offered)
@@ -115,10 +118,7 @@ fn bash_completes_subcommands_flags_and_shells() {
             )
             .bytes(),
         );
-        let Some((code, text)) = feed("bash", &[], &script) else {
-            eprintln!("skipped: bash is not installed");
-            return;
-        };
+        let (code, text) = feed("bash", &[], &script);
         let got: Vec<&str> = text.lines().collect();
         let missing: Vec<&&str> = offered.iter().filter(|o| !got.contains(o)).collect();
         let result = if code != Some(0) || !missing.is_empty() {
@@ -183,11 +183,10 @@ fn man_prints_a_roff_page_groff_renders() {
         assert!(page.contains(wanted), "the page lacks `{wanted}`\n{out}");
     }
     // -k: preconv, for the page's UTF-8; -ww: every warning, which must be none.
-    let Some((code, text)) = feed("groff", &["-k", "-man", "-Tutf8", "-ww", "-z"], &out.stdout)
-    else {
-        eprintln!("skipped rendering: groff is not installed");
+    if skip_unless(Capability::Program("groff")) {
         return;
-    };
+    }
+    let (code, text) = feed("groff", &["-k", "-man", "-Tutf8", "-ww", "-z"], &out.stdout);
     assert!(
         code == Some(0) && text.is_empty(),
         "groff rendered the page with complaints: {text}\n{out}"

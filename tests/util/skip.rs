@@ -39,6 +39,8 @@ pub enum Capability<'a> {
     },
     /// This process may mount a tmpfs (tried on a scratch folder).
     MountTmpfs,
+    /// A program on PATH: a shell a completion script is checked with, groff.
+    Program(&'a str),
 }
 
 impl Capability<'_> {
@@ -57,6 +59,10 @@ impl Capability<'_> {
             Capability::MountTmpfs => {
                 let scratch = temp_dir();
                 Tmpfs::mount(scratch.path()).is_ok()
+            }
+            Capability::Program(name) => {
+                let path = std::env::var_os("PATH").unwrap_or_default();
+                std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
             }
             // Users other than root and the owner are Unix ideas.
             #[cfg(not(unix))]
@@ -87,6 +93,7 @@ impl fmt::Display for Capability<'_> {
                 )
             }
             Capability::MountTmpfs => write!(f, "needs to mount a tmpfs (root, CAP_SYS_ADMIN)"),
+            Capability::Program(name) => write!(f, "needs {name} on PATH"),
         }
     }
 }
