@@ -11,14 +11,16 @@
 //!
 //! Memory stays bounded: outputs are files; a stream larger than
 //! [`NORMALIZE_CAP`] is compared by hash, and when it differs, line by line as
-//! it streams from disk; normalized texts larger than [`DIFF_CAP`] are compared
-//! line by line too. Either way every differing line is counted and the first
-//! hunks shown. Each limit that is hit is noted in the case.
+//! it streams from disk (or as a multiset of lines, spilled to disk, when its only
+//! rule sorts lines); normalized texts larger than [`DIFF_CAP`] are compared line
+//! by line too. Either way every differing line is counted and the first hunks
+//! shown. Each limit that is hit is noted in the case.
 
 mod files;
 mod hunk;
 mod hunks;
 mod lines;
+mod multiset;
 mod ordered;
 mod root;
 mod show;

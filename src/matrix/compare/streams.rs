@@ -12,6 +12,7 @@ use std::path::Path;
 use super::files::{line_multiset, load, Loaded};
 use super::hunks::{in_order, Sides, ARMS, SHOWN_HUNKS};
 use super::lines::Text;
+use super::multiset::as_multiset;
 use super::show::{displaced, has_long_line, LONG_LINE};
 use super::{
     first_difference, first_difference_of_files, rewrite_root, same_contents, unified_diff, Judge,
@@ -88,7 +89,7 @@ impl Judge<'_> {
 
     /// A stream too large to sort whose only rule sorts its lines: the same lines
     /// in any order are equal, which a digest of the multiset of lines tells
-    /// without sorting.
+    /// without sorting; otherwise the lines each arm lacks are counted.
     fn as_multiset(
         &mut self,
         stream: Stream,
@@ -108,10 +109,16 @@ impl Judge<'_> {
             });
         }
         self.notes.push(format!(
-            "{name}: larger than {cap} MiB; its lines differ as a set, not only in order; the first raw difference is shown"
+            "{name}: larger than {cap} MiB; its lines differ as a set (with counts), not only in order, so the lines each arm lacks were counted without sorting"
         ));
-        let diff = first_difference_of_files(ours, theirs)?;
-        Ok(differs(stream, diff, None))
+        // The spilled digests go beside the captured output, in the case's own
+        // folder, which is removed with the case.
+        let scratch = match ours.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+            _ => std::env::temp_dir(),
+        };
+        let counted = as_multiset(ours, theirs, &scratch)?;
+        Ok(differs(stream, counted.diff, Some(counted.counts)))
     }
 
     /// A stream small enough to load: raw, then normalized, in memory.
