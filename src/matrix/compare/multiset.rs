@@ -61,11 +61,25 @@ impl Surplus {
 /// Counts and shows the lines of `ours` and `theirs` that the other lacks, with
 /// scratch files in a fresh folder under `scratch`.
 pub(super) fn as_multiset(ours: &Path, theirs: &Path, scratch: &Path) -> io::Result<Counted> {
-    partitioned(ours, theirs, scratch, BUCKET_BYTES)
+    Ok(partitioned(ours, theirs, scratch, BUCKET_BYTES)?.0)
+}
+
+/// How the partitioning went: the tests read it to see that buckets were split.
+#[cfg_attr(not(test), allow(dead_code))]
+struct Stats {
+    /// Bucket files made.
+    made: usize,
+    /// The largest bucket pair counted in memory, in bytes of records.
+    largest: u64,
 }
 
 /// [`as_multiset`] with buckets partitioned again past `limit` bytes.
-fn partitioned(ours: &Path, theirs: &Path, scratch: &Path, limit: u64) -> io::Result<Counted> {
+fn partitioned(
+    ours: &Path,
+    theirs: &Path,
+    scratch: &Path,
+    limit: u64,
+) -> io::Result<(Counted, Stats)> {
     let folder = tempfile::Builder::new()
         .prefix("lines-")
         .tempdir_in(scratch)?;
@@ -73,6 +87,7 @@ fn partitioned(ours: &Path, theirs: &Path, scratch: &Path, limit: u64) -> io::Re
         folder: folder.path(),
         made: 0,
         limit,
+        largest: 0,
     };
     let a = spill.lines(ours)?;
     let b = spill.lines(theirs)?;
@@ -80,13 +95,17 @@ fn partitioned(ours: &Path, theirs: &Path, scratch: &Path, limit: u64) -> io::Re
     for (a, b) in a.into_iter().zip(b) {
         spill.settle(a, b, 1, &mut found)?;
     }
+    let stats = Stats {
+        made: spill.made,
+        largest: spill.largest,
+    };
     drop(folder);
     let [a, b] = found;
     let shown = [
         fetch(ours, a.first.into_sorted_vec())?,
         fetch(theirs, b.first.into_sorted_vec())?,
     ];
-    Ok(render(a.count, b.count, &shown))
+    Ok((render(a.count, b.count, &shown), stats))
 }
 
 /// Makes bucket files in the scratch folder.
@@ -95,6 +114,8 @@ struct Spill<'a> {
     made: usize,
     /// [`BUCKET_BYTES`], but in tests.
     limit: u64,
+    /// The largest bucket pair counted in memory, in bytes of records.
+    largest: u64,
 }
 
 impl Spill<'_> {
@@ -150,6 +171,7 @@ impl Spill<'_> {
             }
             return Ok(());
         }
+        self.largest = self.largest.max(size);
         count_bucket(&a, &b, found)?;
         std::fs::remove_file(a)?;
         std::fs::remove_file(b)
@@ -306,7 +328,7 @@ mod tests {
     use super::*;
 
     /// The difference, with buckets partitioned again past `limit` bytes.
-    fn limited(ours: &str, theirs: &str, limit: u64) -> Counted {
+    fn limited(ours: &str, theirs: &str, limit: u64) -> (Counted, Stats) {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         std::fs::write(&a, ours).unwrap();
@@ -318,7 +340,7 @@ mod tests {
     }
 
     fn difference(ours: &str, theirs: &str) -> Counted {
-        limited(ours, theirs, BUCKET_BYTES)
+        limited(ours, theirs, BUCKET_BYTES).0
     }
 
     fn counts(c: &Counted) -> (u64, u64) {
@@ -360,12 +382,29 @@ mod tests {
             7 => format!("changed {i}\n"),
             _ => format!("{i}\n"),
         }));
-        let found = limited(&ours, &theirs, 16 << 10);
+        let (found, _) = limited(&ours, &theirs, 16 << 10);
         let changed = lines / 1000;
         assert_eq!(counts(&found), (changed + 2, changed), "{}", found.diff);
         let first = "@@ only in the reference: lines 8, 1,008, 2,008, 3,008, 4,008, the first 5 of 22 @@\n-7\n-1007\n";
         assert!(found.diff.contains(first), "{}", found.diff);
         let last = "@@ only in the candidate: lines 3,991, 4,991, 5,991, 6,991, 7,991, the first 5 of 20 @@\n+changed 19007\n";
         assert!(found.diff.contains(last), "{}", found.diff);
+    }
+
+    #[test]
+    fn distinct_lines_are_partitioned_until_each_bucket_fits() {
+        // 1 KiB buckets: a few of the first level's pass the limit (a pair holds
+        // 31 records of 24 bytes on average) and are split by the digests' next
+        // byte, leaving none counted above it.
+        let ours: String = (0..2000).map(|i| format!("{i}\n")).collect();
+        let theirs: String = (5..2005).rev().map(|i| format!("{i}\n")).collect();
+        let (found, stats) = limited(&ours, &theirs, 1 << 10);
+        assert!(stats.made > 2 * FANOUT, "partitioned again: {}", stats.made);
+        assert!(stats.largest <= 1 << 10, "{}", stats.largest);
+        assert_eq!(counts(&found), (5, 5));
+        let shown = "@@ only in the reference: lines 1, 2, 3, 4, 5 @@\n-0\n-1\n-2\n-3\n-4\n";
+        assert!(found.diff.contains(shown), "{}", found.diff);
+        let shown = "@@ only in the candidate: lines 1, 2, 3, 4, 5 @@\n+2004\n+2003\n";
+        assert!(found.diff.contains(shown), "{}", found.diff);
     }
 }

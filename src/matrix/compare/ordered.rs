@@ -372,6 +372,24 @@ mod tests {
     }
 
     #[test]
+    fn in_place_wins_over_a_shift_at_the_same_distance() {
+        assert_eq!(steps("p\nx\nx\nx\nx\n", "x\nx\nx\nx\nx\n"), "-+====");
+    }
+
+    #[test]
+    fn one_line_alike_by_chance_is_no_place_to_agree_again() {
+        // `x` stands four lines apart in the two texts, but what follows it
+        // differs: the lines are changed in place, five of them.
+        assert_eq!(
+            steps(
+                "a0\na1\na2\na3\nx\ns1\ns2\ns3\n",
+                "x\nb1\nb2\nb3\nb4\ns1\ns2\ns3\n"
+            ),
+            "-+-+-+-+-+==="
+        );
+    }
+
+    #[test]
     fn insertions_and_deletions_are_found_as_such() {
         let lines = numbered(20);
         let ours = lines.concat();
