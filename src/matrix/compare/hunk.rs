@@ -75,17 +75,16 @@ impl Hunk {
                 .position(|(p, q)| p != q)
                 .unwrap_or(x.len().min(y.len()))
         };
-        for ((lines, all), sign, side) in [(removed, '-', sides.old), (added, '+', sides.new)] {
+        for ((lines, all), sign, side) in
+            [(removed, '-', sides.old_said), (added, '+', sides.new_said)]
+        {
             for (k, line) in lines.iter().enumerate() {
                 self.push(format!("{sign}{}", shown(line, column(k))));
                 self.no_newline(line);
             }
             let more = all - lines.len() as u64;
             if more > 0 {
-                self.push(format!(
-                    "… {} more lines only in the {side}",
-                    thousands(more)
-                ));
+                self.push(format!("… {} more lines only in {side}", thousands(more)));
             }
         }
     }

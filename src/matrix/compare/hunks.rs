@@ -27,14 +27,20 @@ const SIDE_SHOWN: usize = 10;
 /// variants of a flaky arm.
 #[derive(Clone, Copy)]
 pub(super) struct Sides<'a> {
+    /// In the headers: `--- reference`, `+++ candidate`.
     pub old: &'a str,
     pub new: &'a str,
+    /// In a sentence: `only in the reference`.
+    pub old_said: &'a str,
+    pub new_said: &'a str,
 }
 
 /// The arms of a case.
 pub(super) const ARMS: Sides<'static> = Sides {
     old: "reference",
     new: "candidate",
+    old_said: "the reference",
+    new_said: "the candidate",
 };
 
 /// A difference counted over the whole of two texts, and the diff that shows it.
@@ -229,7 +235,12 @@ impl Hunks<'_> {
         if let Some(hunk) = self.show.as_mut().and_then(|show| show.open.take()) {
             self.shown.push(hunk.close());
         }
-        let Sides { old, new } = self.sides;
+        let Sides {
+            old,
+            new,
+            old_said,
+            new_said,
+        } = self.sides;
         let lines = match self.differing {
             1 => "1 line differs".to_string(),
             n => format!("{} lines differ", thousands(n)),
@@ -240,7 +251,7 @@ impl Hunks<'_> {
             (shown, all) => format!("the first {shown} of {} hunks are shown", thousands(all)),
         };
         let mut diff = format!(
-            "{lines} ({} only in the {old}, {} only in the {new}); {hunks}\n--- {old}\n+++ {new}\n",
+            "{lines} ({} only in {old_said}, {} only in {new_said}); {hunks}\n--- {old}\n+++ {new}\n",
             thousands(self.removed),
             thousands(self.added),
         );
@@ -303,6 +314,21 @@ mod tests {
         assert!(diff.contains("@@ -7,8 +7,8 @@\n line 7\n"), "{diff}");
         let counts = &found.counts;
         assert_eq!((counts.differing, counts.hunks), (Some(4), Some(3)));
+    }
+
+    #[test]
+    fn the_sides_are_named_as_given() {
+        let variants = Sides {
+            old: "variant 1",
+            new: "this variant",
+            old_said: "variant 1",
+            new_said: "this variant",
+        };
+        let found = in_order(Text::Bytes(b"a\n"), Text::Bytes(b"b\n"), variants).unwrap();
+        assert_eq!(
+            found.diff,
+            "1 line differs (1 only in variant 1, 1 only in this variant); the only hunk is shown\n--- variant 1\n+++ this variant\n@@ -1 +1 @@\n-a\n+b\n"
+        );
     }
 
     #[test]

@@ -62,6 +62,8 @@ const VARIANT_DIFFS: usize = 5;
 const VARIANTS: Sides<'static> = Sides {
     old: "variant 1",
     new: "this variant",
+    old_said: "variant 1",
+    new_said: "this variant",
 };
 
 /// The rules in force for one case (its group), by stream.
