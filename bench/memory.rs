@@ -84,8 +84,8 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
 
-    // The changed line is in the middle, so the first difference is found only
-    // after half of each output has been read.
+    // The changed line is in the middle: before it, both outputs are read in
+    // step; after it, both are still read to the end, to count.
     let middle_line = bytes / 64 / 2;
     let same = format!("{DOUBLE} bytes {size}");
     let changed = format!("{DOUBLE} bytes {size} {middle_line}");
@@ -115,35 +115,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let (peak, result) = match measured.peak {
-            Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
-            Some(peak) => (megabytes(peak), "MISS"),
-            None => ("unknown".to_string(), "SKIP (no /proc)"),
-        };
-        println!(
-            "{:<12} {:>8.1} {:>14} {:<10} {result}",
-            label,
-            measured.wall.as_secs_f64(),
-            peak,
-            measured.verdict
-        );
-        for note in &measured.notes {
-            println!("             note: {note}");
-        }
-        if let Some(count) = &measured.count {
-            println!("             count: {count}");
-        }
-        if measured.exit != Some(expected) {
-            println!(
-                "             eqcheck exited {:?}, expected {expected}; its messages:",
-                measured.exit
-            );
-            let messages = std::fs::read_to_string(scratch.path().join("eqcheck.err"));
-            for line in messages.unwrap_or_default().lines().take(40) {
-                println!("             | {line}");
-            }
-            failed = true;
-        }
+        failed |= !print_row(label, &measured, expected, scratch.path());
     }
     drop(scratch);
     if failed {
@@ -151,6 +123,41 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Prints one measured run as a row of the table, with its notes and count line;
+/// whether eqcheck exited as `expected` (if not, its messages follow).
+fn print_row(label: &str, measured: &Measured, expected: i32, scratch: &Path) -> bool {
+    let (peak, result) = match measured.peak {
+        Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
+        Some(peak) => (megabytes(peak), "MISS"),
+        None => ("unknown".to_string(), "SKIP (no /proc)"),
+    };
+    println!(
+        "{:<12} {:>8.1} {:>14} {:<10} {result}",
+        label,
+        measured.wall.as_secs_f64(),
+        peak,
+        measured.verdict
+    );
+    for note in &measured.notes {
+        println!("             note: {note}");
+    }
+    if let Some(count) = &measured.count {
+        println!("             count: {count}");
+    }
+    if measured.exit == Some(expected) {
+        return true;
+    }
+    println!(
+        "             eqcheck exited {:?}, expected {expected}; its messages:",
+        measured.exit
+    );
+    let messages = std::fs::read_to_string(scratch.join("eqcheck.err"));
+    for line in messages.unwrap_or_default().lines().take(40) {
+        println!("             | {line}");
+    }
+    false
 }
 
 /// A 0755 folder under the system temp folder, removed when dropped; 0755 so that
