@@ -1,9 +1,14 @@
 //! Memory benchmark: eqcheck's own peak memory while it compares two 1 GiB outputs.
 //! It runs the built eqcheck as a child, with both arms `eqcheck-double bytes 1G`
-//! (identical outputs), then again with one line of the candidate's changed
-//! (differs), over a one-file tree, and prints the output size, wall time, eqcheck's
-//! peak resident memory, the verdict, and PASS or MISS against the 200 MB target.
-//! A plain program run by `cargo bench --bench memory`; it prints and never asserts.
+//! (identical outputs), then again with the candidate's outputs differing: one line
+//! changed (the whole of both outputs is still read, line by line, to count the
+//! differing lines), every line changed (one hunk as long as the outputs, a search
+//! for where they agree again at every line), and one line changed under a
+//! `sort-lines` rule (the lines each arm lacks counted as a multiset, spilled to
+//! disk). Each runs over a one-file tree and prints the output size, wall time,
+//! eqcheck's peak resident memory, the verdict, and PASS or MISS against the 200 MB
+//! target. A plain program run by `cargo bench --bench memory`; it prints and
+//! never asserts.
 //!
 //! The peak is eqcheck's alone. Waiting for the child's resource usage would not
 //! give it: a process's max RSS as its parent sees it includes the descendants it
@@ -15,8 +20,9 @@
 //!
 //! Everything goes in one folder under the system temp folder (eqcheck's own
 //! scratch too, through `TMPDIR`), which is removed at the end. The arms' outputs
-//! need twice the size on disk at once: 2 GiB by default. `EQCHECK_BENCH_SIZE=200M`
-//! runs a smaller version.
+//! need twice the size on disk at once, and the sorted case's spilled digests
+//! (24 bytes for each 64-byte line) some 40% more: 2.8 GiB by default.
+//! `EQCHECK_BENCH_SIZE=200M` runs a smaller version.
 
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
@@ -43,6 +49,8 @@ struct Measured {
     exit: Option<i32>,
     verdict: String,
     notes: Vec<String>,
+    /// The first line of the stdout diff, which counts the differing lines.
+    count: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -62,8 +70,13 @@ fn main() -> ExitCode {
         }
     };
     let sets = scratch.path().join("one.sets");
+    let sorted = scratch.path().join("sorted.sets");
     let tree = scratch.path().join("tiny");
     let prepared = std::fs::write(&sets, "operand =\n[only]\n(none)\n")
+        .and_then(|()| {
+            let rule = "[rule order]\nkind = sort-lines\nstream = stdout\n";
+            std::fs::write(&sorted, format!("operand =\n[only]\n(none)\n{rule}"))
+        })
         .and_then(|()| std::fs::create_dir(&tree))
         .and_then(|()| std::fs::write(tree.join("file"), "x\n"));
     if let Err(err) = prepared {
@@ -71,57 +84,38 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
 
-    // The changed line is in the middle, so the first difference is found only
-    // after half of each output has been read.
+    // The changed line is in the middle: before it, both outputs are read in
+    // step; after it, both are still read to the end, to count.
     let middle_line = bytes / 64 / 2;
     let same = format!("{DOUBLE} bytes {size}");
     let changed = format!("{DOUBLE} bytes {size} {middle_line}");
+    let all_changed = format!("{DOUBLE} bytes {size} 1-{}", bytes / 64 + 1);
+    // Label, candidate, flag-set file, and the exit expected: 0 equal, 1 differs.
+    let scenarios = [
+        ("identical", &same, &sets, 0),
+        ("one line", &changed, &sets, 1),
+        ("all lines", &all_changed, &sets, 1),
+        ("sorted, one", &changed, &sorted, 1),
+    ];
     println!(
         "each arm writes {} ({bytes} bytes); target: eqcheck's peak RSS <= {} MB",
         size,
         TARGET_BYTES / 1_000_000
     );
     println!(
-        "{:<10} {:>10} {:>14} {:<10} result",
+        "{:<12} {:>8} {:>14} {:<10} result",
         "outputs", "wall s", "eqcheck peak", "verdict"
     );
     let mut failed = false;
-    for (label, candidate) in [("identical", &same), ("one line", &changed)] {
-        let measured = match measure(&same, candidate, &sets, &tree, scratch.path()) {
+    for (label, candidate, sets, expected) in scenarios {
+        let measured = match measure(&same, candidate, sets, &tree, scratch.path()) {
             Ok(measured) => measured,
             Err(err) => {
                 eprintln!("cannot run eqcheck: {err}");
                 return ExitCode::FAILURE;
             }
         };
-        let (peak, result) = match measured.peak {
-            Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
-            Some(peak) => (megabytes(peak), "MISS"),
-            None => ("unknown".to_string(), "SKIP (no /proc)"),
-        };
-        println!(
-            "{:<10} {:>10.1} {:>14} {:<10} {result}",
-            label,
-            measured.wall.as_secs_f64(),
-            peak,
-            measured.verdict
-        );
-        for note in &measured.notes {
-            println!("           note: {note}");
-        }
-        // 0 for identical outputs, 1 for the changed line; anything else is a fault.
-        let expected = if label == "identical" { 0 } else { 1 };
-        if measured.exit != Some(expected) {
-            println!(
-                "           eqcheck exited {:?}, expected {expected}; its messages:",
-                measured.exit
-            );
-            let messages = std::fs::read_to_string(scratch.path().join("eqcheck.err"));
-            for line in messages.unwrap_or_default().lines().take(40) {
-                println!("           | {line}");
-            }
-            failed = true;
-        }
+        failed |= !print_row(label, &measured, expected, scratch.path());
     }
     drop(scratch);
     if failed {
@@ -129,6 +123,41 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Prints one measured run as a row of the table, with its notes and count line;
+/// whether eqcheck exited as `expected` (if not, its messages follow).
+fn print_row(label: &str, measured: &Measured, expected: i32, scratch: &Path) -> bool {
+    let (peak, result) = match measured.peak {
+        Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
+        Some(peak) => (megabytes(peak), "MISS"),
+        None => ("unknown".to_string(), "SKIP (no /proc)"),
+    };
+    println!(
+        "{:<12} {:>8.1} {:>14} {:<10} {result}",
+        label,
+        measured.wall.as_secs_f64(),
+        peak,
+        measured.verdict
+    );
+    for note in &measured.notes {
+        println!("             note: {note}");
+    }
+    if let Some(count) = &measured.count {
+        println!("             count: {count}");
+    }
+    if measured.exit == Some(expected) {
+        return true;
+    }
+    println!(
+        "             eqcheck exited {:?}, expected {expected}; its messages:",
+        measured.exit
+    );
+    let messages = std::fs::read_to_string(scratch.join("eqcheck.err"));
+    for line in messages.unwrap_or_default().lines().take(40) {
+        println!("             | {line}");
+    }
+    false
 }
 
 /// A 0755 folder under the system temp folder, removed when dropped; 0755 so that
@@ -182,13 +211,14 @@ fn measure(
         std::thread::sleep(SAMPLE_EVERY);
     };
     let wall = started.elapsed();
-    let (verdict, notes) = verdict_of(&report);
+    let (verdict, notes, count) = verdict_of(&report);
     Ok(Measured {
         wall,
         peak,
         exit: status.code(),
         verdict,
         notes,
+        count,
     })
 }
 
@@ -206,13 +236,14 @@ fn high_water_mark(status_file: &str) -> Option<u64> {
     Some(kilobytes * 1024)
 }
 
-/// The only case's verdict and notes from the JSON report.
-fn verdict_of(report: &Path) -> (String, Vec<String>) {
+/// The only case's verdict, notes and the count line of its stdout diff, from the
+/// JSON report.
+fn verdict_of(report: &Path) -> (String, Vec<String>, Option<String>) {
     let parsed: Option<serde_json::Value> = std::fs::read(report)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let Some(case) = parsed.as_ref().map(|r| &r["cases"][0]) else {
-        return ("no report".into(), Vec::new());
+        return ("no report".into(), Vec::new(), None);
     };
     let verdict = case["verdict"]["kind"].as_str().unwrap_or("?").to_string();
     let notes = case["notes"]
@@ -224,7 +255,11 @@ fn verdict_of(report: &Path) -> (String, Vec<String>) {
                 .collect()
         })
         .unwrap_or_default();
-    (verdict, notes)
+    let count = case["streams"][0]["diff"]
+        .as_str()
+        .and_then(|diff| diff.lines().next())
+        .map(str::to_string);
+    (verdict, notes, count)
 }
 
 /// `200M`, `1G` (powers of 1024, as the double reads them) in bytes.

@@ -315,6 +315,38 @@ pub struct StreamResult {
     /// A unified diff of the normalized text when the stream differs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// How many lines differ, where a text too large for a full diff was compared
+    /// line by line as it streamed; the diff then shows only its first hunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<LineCounts>,
+}
+
+/// Differing lines of one stream, counted over the whole of both texts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineCounts {
+    /// `in-order`: the texts were aligned line by line with a bounded look-ahead;
+    /// `multiset`: sorting lines was the stream's only rule, so lines were matched
+    /// in any order.
+    pub compared: LineOrder,
+    /// Lines of the reference the candidate has no counterpart for.
+    pub only_in_reference: u64,
+    /// Lines of the candidate the reference has no counterpart for.
+    pub only_in_candidate: u64,
+    /// In order only: the differing lines, where a reference line changed into a
+    /// candidate line counts once (each run of changes counts its longer side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing: Option<u64>,
+    /// In order only: the hunks of a unified diff with three lines of context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hunks: Option<u64>,
+}
+
+/// How a stream's lines were matched when they were counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LineOrder {
+    InOrder,
+    Multiset,
 }
 
 impl RunOutcome {

@@ -28,7 +28,9 @@
 //! eqcheck-double bytes SIZE [DIFFER_AT]  SIZE bytes (`10K`, `200M`, `1G`: powers of
 //!                                        1024) of 64-byte numbered lines, the same on
 //!                                        every run; with DIFFER_AT, line DIFFER_AT
-//!                                        (from 1) reads differently, same length
+//!                                        (from 1) reads differently, same length;
+//!                                        DIFFER_AT may also list lines and ranges,
+//!                                        `5,100-199`
 //! eqcheck-double drop-every N COUNTER [TEXT...]
 //!                                        one line per TEXT (`line 1` … `line 9` when
 //!                                        none), without the middle one on every Nth
@@ -208,7 +210,11 @@ fn write_bytes(args: &[String]) -> ExitCode {
         eprintln!("eqcheck-double: bytes SIZE [DIFFER_AT_LINE], SIZE like 4096, 10K, 200M, 1G");
         return ExitCode::from(2);
     };
-    let differ_at: Option<u64> = args.get(1).and_then(|n| n.parse().ok());
+    // Anything else after SIZE (a tree's path) is ignored, as before.
+    let differ_at = args
+        .get(1)
+        .and_then(|list| line_ranges(list))
+        .unwrap_or_default();
     // Each exactly the 51 bytes between a line's number and its newline.
     const FILLER: &[u8; 51] = b" the same text in every run and arm; numbers change";
     const CHANGED: &[u8; 51] = b" THIS LINE DIFFERS: the arm was asked to change it.";
@@ -228,7 +234,7 @@ fn write_bytes(args: &[String]) -> ExitCode {
                 *digit = b'0' + (rest % 10) as u8;
                 rest /= 10;
             }
-            let text = if differ_at == Some(number) {
+            let text = if differ_at.iter().any(|range| range.contains(&number)) {
                 CHANGED
             } else {
                 FILLER
@@ -255,6 +261,16 @@ fn write_bytes(args: &[String]) -> ExitCode {
         first_line += BYTES_BLOCK_LINES as u64;
     }
     ExitCode::SUCCESS
+}
+
+/// `5,100-199` as the line ranges it names.
+fn line_ranges(list: &str) -> Option<Vec<std::ops::RangeInclusive<u64>>> {
+    list.split(',')
+        .map(|part| match part.split_once('-') {
+            Some((from, to)) => Some(from.parse().ok()?..=to.parse().ok()?),
+            None => part.parse().ok().map(|line| line..=line),
+        })
+        .collect()
 }
 
 fn drop_every(args: &[String]) -> ExitCode {

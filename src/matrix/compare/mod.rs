@@ -9,14 +9,22 @@
 //! still be judged different, or the normalizers hide differences and the case is
 //! an error.
 //!
-//! Memory stays bounded: outputs are files, a stream larger than
-//! [`NORMALIZE_CAP`] is compared by hash and its first difference found by
-//! streaming, and diffs of more than [`DIFF_CAP`] show the first difference only.
-//! Each limit that is hit is noted in the case.
+//! Memory stays bounded: outputs are files; a stream larger than
+//! [`NORMALIZE_CAP`] is compared by hash, and when it differs, line by line as
+//! it streams from disk (or as a multiset of lines, spilled to disk, when its only
+//! rule sorts lines); normalized texts larger than [`DIFF_CAP`] are compared line
+//! by line too. Either way every differing line is counted and the first hunks
+//! shown. Each limit that is hit is noted in the case.
 
 mod files;
+mod hunk;
+mod hunks;
+mod lines;
+mod multiset;
+mod ordered;
 mod root;
 mod show;
+mod streams;
 mod trust;
 
 use std::collections::BTreeMap;
@@ -32,9 +40,10 @@ use crate::outcome::{
 };
 pub use files::{digest_file, same_contents};
 use files::{line_multiset, load, Loaded};
+use hunks::{in_order, Sides};
+use lines::Text;
 use root::count;
 pub use root::rewrite_root;
-use show::{displaced, has_long_line, LONG_LINE};
 pub use show::{first_difference, first_difference_of_files, printable, unified_diff};
 
 /// Largest stream (per arm) that is loaded, normalized and diffed in memory. A
@@ -42,12 +51,20 @@ pub use show::{first_difference, first_difference_of_files, printable, unified_d
 /// cases run in parallel: 4 MiB keeps a case well under 100 MB.
 pub const NORMALIZE_CAP: u64 = 4 << 20;
 
-/// Largest normalized text handed to the line diff; beyond it, the first
-/// difference is shown with context.
+/// Largest normalized text handed to the full line diff; beyond it, lines are
+/// compared as they stream, counted, and the first hunks shown.
 pub const DIFF_CAP: usize = 2 << 20;
 
 /// Variants of a flaky arm shown with a diff from the first; the rest are listed.
 const VARIANT_DIFFS: usize = 5;
+
+/// The two sides of a flaky arm's variant diff.
+const VARIANTS: Sides<'static> = Sides {
+    old: "variant 1",
+    new: "this variant",
+    old_said: "variant 1",
+    new_said: "this variant",
+};
 
 /// The rules in force for one case (its group), by stream.
 pub struct CaseRules<'a> {
@@ -244,111 +261,6 @@ impl Judge<'_> {
         Normalized { text, fired }
     }
 
-    fn stream(&mut self, stream: Stream, ours: &Path, theirs: &Path) -> io::Result<StreamResult> {
-        let result = |verdict, displaced, diff| StreamResult {
-            stream,
-            verdict,
-            displaced,
-            diff,
-        };
-        let (a, b) = (load(ours)?, load(theirs)?);
-        let (a, b) = match (a, b) {
-            (Loaded::Text(a), Loaded::Text(b)) => (a, b),
-            _ => {
-                // Too large to normalize: compare by hash, show the first difference.
-                if same_contents(ours, theirs)? {
-                    return Ok(result(StreamVerdict::Identical, Vec::new(), None));
-                }
-                let diff = first_difference_of_files(ours, theirs)?;
-                if self.only_sorts_lines(stream) {
-                    // Sorting lines is all the rules do: the same lines in any order
-                    // are equal, which a digest of the set of lines tells without
-                    // sorting anything in memory.
-                    if line_multiset(ours)? == line_multiset(theirs)? {
-                        self.tally.add(&[(self.sort_rule_name(stream), 1)]);
-                        self.notes.push(format!(
-                            "{}: larger than {} MiB, so its lines were compared as a set (with counts) instead of sorted",
-                            stream.name(),
-                            NORMALIZE_CAP >> 20
-                        ));
-                        return Ok(result(
-                            StreamVerdict::OrderOnly,
-                            vec![format!("(the first difference, before sorting)\n{diff}")],
-                            None,
-                        ));
-                    }
-                    self.notes.push(format!(
-                        "{}: larger than {} MiB; its lines differ as a set, not only in order; the first raw difference is shown",
-                        stream.name(),
-                        NORMALIZE_CAP >> 20
-                    ));
-                } else if !self.rules.for_stream(stream).is_empty() {
-                    // The rules might have made them equal: never call that a difference.
-                    self.unjudgeable.get_or_insert(format!(
-                        "{} is larger than {} MiB, too large to normalize in memory, and rules apply to it; raw, it differs:\n{diff}",
-                        stream.name(),
-                        NORMALIZE_CAP >> 20
-                    ));
-                } else {
-                    self.notes.push(format!(
-                        "{}: larger than {} MiB, so compared by hash and only its first difference shown",
-                        stream.name(),
-                        NORMALIZE_CAP >> 20
-                    ));
-                }
-                return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
-            }
-        };
-        // The trust check runs on every compared stream, equal or not, while
-        // both texts are at hand.
-        if self.hiding.is_none() {
-            self.hiding = self.hides_differences(stream, &a, &b);
-        }
-        if a == b {
-            return Ok(result(StreamVerdict::Identical, Vec::new(), None));
-        }
-        let (na, nb) = (
-            self.normalize(&a, stream, false),
-            self.normalize(&b, stream, false),
-        );
-        self.tally.add(&na.fired);
-        self.tally.add(&nb.fired);
-        if na.text != nb.text {
-            let diff = self.diff(stream, &na.text, &nb.text)?;
-            return Ok(result(StreamVerdict::Differs, Vec::new(), Some(diff)));
-        }
-        let (ra, rb) = (rewrite_root(&a, self.root), rewrite_root(&b, self.root));
-        if ra != rb
-            && self.normalize(&a, stream, true).text == self.normalize(&b, stream, true).text
-        {
-            return Ok(result(StreamVerdict::OrderOnly, displaced(&ra, &rb), None));
-        }
-        Ok(result(
-            StreamVerdict::EqualAfterNormalization,
-            Vec::new(),
-            None,
-        ))
-    }
-
-    fn diff(&mut self, stream: Stream, ours: &[u8], theirs: &[u8]) -> io::Result<String> {
-        if ours.len().max(theirs.len()) > DIFF_CAP {
-            self.notes.push(format!(
-                "{}: normalized text larger than {} MiB, so only its first difference is shown",
-                stream.name(),
-                DIFF_CAP >> 20
-            ));
-            return Ok(first_difference(ours, theirs));
-        }
-        if has_long_line(ours) || has_long_line(theirs) {
-            self.notes.push(format!(
-                "{}: a line longer than {LONG_LINE} bytes, so only the first difference is shown, around where it is",
-                stream.name()
-            ));
-            return Ok(first_difference(ours, theirs));
-        }
-        Ok(unified_diff(ours, theirs))
-    }
-
     /// The distinct outputs among one arm's runs, each with the runs that gave it.
     fn variants(&mut self, runs: &[Captured]) -> io::Result<Vec<Variant>> {
         if runs.len() < 2 {
@@ -476,17 +388,11 @@ impl Judge<'_> {
         ] {
             let part = match (a, b) {
                 (Some(a), Some(b)) if a == b => continue,
-                (Some(a), Some(b)) => self.diff(stream, a, b)?,
+                (Some(a), Some(b)) => self.diff(stream, a, b, VARIANTS)?.0,
                 _ if same_contents(path_a, path_b)? => continue,
-                _ => first_difference_of_files(path_a, path_b)?,
+                _ => in_order(Text::File(path_a), Text::File(path_b), VARIANTS)?.diff,
             };
-            let part = part
-                .strip_prefix("--- reference\n+++ candidate\n")
-                .unwrap_or(&part);
-            text.push_str(&format!(
-                "{}:\n--- variant 1\n+++ this variant\n{part}",
-                stream.name()
-            ));
+            text.push_str(&format!("{}:\n{part}", stream.name()));
         }
         if first_run.status != other_run.status {
             text.push_str(&format!(
@@ -550,5 +456,6 @@ fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult 
         displaced: Vec::new(),
         diff: (!identical)
             .then(|| format!("-{}\n+{}\n", reference.describe(), candidate.describe())),
+        lines: None,
     }
 }

@@ -253,6 +253,32 @@ fn cut_around(line: &[u8], column: usize, whole: bool) -> String {
     )
 }
 
+/// A line too long to show whole, from `view` (its first bytes): about
+/// [`SHOWN_AROUND`] characters around `column`, and its whole length.
+pub(super) fn cut_line(view: &[u8], column: usize, len: u64) -> String {
+    let from = column.saturating_sub(SHOWN_AROUND / 4).min(view.len());
+    let to = (from + SHOWN_AROUND).min(view.len());
+    format!(
+        "{}{}… ({} bytes in all)",
+        if from > 0 { "…" } else { "" },
+        printable(&view[from..to]),
+        thousands(len)
+    )
+}
+
+/// `61007` as `61,007`: counts in diffs are read at a glance.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Whether a text has a line too long to show whole.
 pub(super) fn has_long_line(text: &[u8]) -> bool {
     text.split(|&b| b == b'\n')

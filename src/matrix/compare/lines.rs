@@ -1,0 +1,155 @@
+//! Lines of a text of any size, read in blocks: each line's digest, or its first
+//! bytes for showing, and never the whole line, so a line of a gigabyte costs no
+//! more memory than a short one. The streaming comparisons (in order and as a
+//! multiset) read their texts through this, whether the text is a captured file
+//! or a normalized text in memory.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::show::LONG_LINE;
+
+/// Bytes of a line kept for showing: the longest line a diff shows whole.
+pub(super) const KEPT: usize = LONG_LINE;
+
+/// Bytes read from a file at a time.
+const BLOCK: usize = 1 << 16;
+
+/// A text to compare: in memory, or a file read in blocks. It can be opened more
+/// than once: a comparison reads each text once for digests and again, a little
+/// behind, for the few lines it shows.
+#[derive(Clone, Copy)]
+pub(super) enum Text<'a> {
+    Bytes(&'a [u8]),
+    File(&'a Path),
+}
+
+impl<'a> Text<'a> {
+    pub(super) fn lines(self) -> io::Result<Lines<'a>> {
+        let reader: Box<dyn BufRead + 'a> = match self {
+            Text::Bytes(bytes) => Box::new(bytes),
+            Text::File(path) => Box::new(BufReader::with_capacity(BLOCK, File::open(path)?)),
+        };
+        Ok(Lines { reader })
+    }
+}
+
+/// A line as a report shows it: its first [`KEPT`] bytes, newline left out.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    pub text: Vec<u8>,
+    /// The whole line's length, newline left out.
+    pub len: u64,
+    /// Whether a newline ended it; only a text's last line may lack one.
+    pub ended: bool,
+}
+
+/// A text's lines, one at a time. A line is what ends with a newline, and the
+/// bytes after the last newline when there are any: `a\nb` has two lines, `a\n`
+/// one, and the empty text none.
+pub(super) struct Lines<'a> {
+    reader: Box<dyn BufRead + 'a>,
+}
+
+impl Lines<'_> {
+    /// Hands the next line to `piece`, in one piece or several, newline left out;
+    /// then says whether a newline ended it, or `None` when no line was left.
+    fn next_with(&mut self, mut piece: impl FnMut(&[u8])) -> io::Result<Option<bool>> {
+        let mut started = false;
+        loop {
+            let buffer = match self.reader.fill_buf() {
+                Ok(buffer) => buffer,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            if buffer.is_empty() {
+                return Ok(started.then_some(false));
+            }
+            started = true;
+            if let Some(end) = buffer.iter().position(|&b| b == b'\n') {
+                piece(&buffer[..end]);
+                self.reader.consume(end + 1);
+                return Ok(Some(true));
+            }
+            let whole = buffer.len();
+            piece(buffer);
+            self.reader.consume(whole);
+        }
+    }
+
+    /// The next line's digest: 128 bits of the sha256 of its bytes followed by one
+    /// byte saying whether a newline ended it, so `a` at the end of a text and
+    /// `a\n` differ. A digest is of the line's bytes however the reads split them.
+    pub(super) fn next_digest(&mut self) -> io::Result<Option<u128>> {
+        let mut hasher = Sha256::new();
+        let Some(ended) = self.next_with(|piece| hasher.update(piece))? else {
+            return Ok(None);
+        };
+        hasher.update([u8::from(ended)]);
+        let digest = hasher.finalize();
+        let mut low = [0u8; 16];
+        low.copy_from_slice(&digest[..16]);
+        Ok(Some(u128::from_le_bytes(low)))
+    }
+
+    /// The next line as shown.
+    pub(super) fn next_kept(&mut self) -> io::Result<Option<Kept>> {
+        let mut text = Vec::new();
+        let mut len = 0u64;
+        let ended = self.next_with(|piece| {
+            let room = KEPT.saturating_sub(text.len());
+            text.extend_from_slice(&piece[..room.min(piece.len())]);
+            len += piece.len() as u64;
+        })?;
+        Ok(ended.map(|ended| Kept { text, len, ended }))
+    }
+
+    /// Passes over the next line; whether there was one.
+    pub(super) fn skip(&mut self) -> io::Result<bool> {
+        Ok(self.next_with(|_| {})?.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digests(text: &[u8]) -> Vec<u128> {
+        let mut lines = Text::Bytes(text).lines().unwrap();
+        std::iter::from_fn(|| lines.next_digest().unwrap()).collect()
+    }
+
+    #[test]
+    fn lines_end_at_newlines_and_at_the_end() {
+        assert_eq!(digests(b"").len(), 0);
+        assert_eq!(digests(b"\n").len(), 1);
+        assert_eq!(digests(b"a\nb").len(), 2);
+        assert_eq!(digests(b"a\nb\n").len(), 2);
+        let (ended, open) = (digests(b"a\n"), digests(b"a"));
+        assert_ne!(ended, open, "a missing last newline is a difference");
+        assert_eq!(digests(b"x\na\n")[1], ended[0]);
+    }
+
+    #[test]
+    fn a_line_read_in_many_blocks_has_the_digest_it_has_in_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "z".repeat(3 * BLOCK + 17);
+        let text = format!("{long}\nshort\n{long}");
+        let path = dir.path().join("text");
+        std::fs::write(&path, &text).unwrap();
+        let mut file = Text::File(&path).lines().unwrap();
+        let from_file: Vec<u128> = std::iter::from_fn(|| file.next_digest().unwrap()).collect();
+        assert_eq!(from_file, digests(text.as_bytes()));
+        assert_eq!(from_file[0], digests(format!("{long}\n").as_bytes())[0]);
+        let mut kept = Text::File(&path).lines().unwrap();
+        let first = kept.next_kept().unwrap().unwrap();
+        assert_eq!((first.text.len(), first.len), (KEPT, long.len() as u64));
+        assert!(kept.skip().unwrap());
+        let last = kept.next_kept().unwrap().unwrap();
+        assert!(!last.ended);
+        assert!(kept.next_kept().unwrap().is_none());
+    }
+}
