@@ -354,3 +354,43 @@ fn two_copies_of_one_program_at_different_paths_are_identical() {
         "{repro}\n{again}"
     );
 }
+
+#[test]
+fn private_programs_behind_public_symlinks_run_as_copies_whatever_the_umask() {
+    // Walkers in a folder only root may enter, named through symlinks anyone may
+    // pass: one a mode 0755 file, whose link alone looks reachable, and one a mode
+    // 0700 file. eqcheck starts under umask 077, which must not close the folder it
+    // copies programs into, and the repro line makes a copy the arm user may run.
+    if skip_unless(Capability::Root) {
+        return;
+    }
+    let dir = temp_dir();
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    let mut arms = Vec::new();
+    for (name, mode) in [("open", 0o755), ("closed", 0o700)] {
+        let program = private.join(name);
+        std::fs::copy(DOUBLE_PATH, &program).unwrap();
+        crate::util::set_mode(&program, mode);
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(&program, &link).unwrap();
+        arms.push(format!("{} print 'x\\n'", link.display()));
+    }
+    crate::util::set_mode(&private, 0o700);
+    let line = format!(
+        "umask 077 && exec {} --ref {} --cand {} --tree basic --sets depth --flagsets walk --json -",
+        crate::util::eqcheck().display(),
+        shell_words::quote(&arms[0]),
+        shell_words::quote(&arms[1]),
+    );
+    let out = crate::util::Cmd::new("sh").args(["-c", &line]).output();
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    for arm in ["reference", "candidate"] {
+        assert!(report[arm]["copy"].is_string(), "{arm}\n{out}");
+        let repro = report["cases"][0][arm]["repro"].as_str().unwrap();
+        let again = crate::util::Cmd::new("sh").args(["-c", repro]).output();
+        assert_exit(&again, 0);
+        assert_eq!(again.stdout, b"x\n", "{repro}\n{again}");
+    }
+}

@@ -143,7 +143,7 @@ pub fn repro(
         copy.and_then(Path::file_name),
     ) {
         words.push(format!(
-            "e=\"$(mktemp -d)\" && chmod 755 \"$e\" && cp {} \"$e\"/{} &&",
+            "e=\"$(mktemp -d)\" && chmod 755 \"$e\" && cp {} \"$e\"/{1} && chmod 755 \"$e\"/{1} &&",
             shell_words::quote(&original.to_string_lossy()),
             shell_words::quote(&name.to_string_lossy())
         ));

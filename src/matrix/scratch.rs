@@ -42,7 +42,12 @@ impl Scratch {
     /// is, and the arm says why it cannot start.
     pub fn reachable_arm(&self, arm: &Arm, user: &ArmUser) -> Result<Arm, MatrixError> {
         let program = Path::new(&arm.command[0]);
-        let unreachable = || exec::blocked_for(program, user, true).is_some();
+        // A symlink the user may pass can still lead into a folder they may not.
+        let unreachable = || {
+            let target = std::fs::canonicalize(program);
+            exec::blocked_for(program, user, true).is_some()
+                || target.is_ok_and(|t| exec::blocked_for(&t, user, true).is_some())
+        };
         let copy_it = matches!(user, ArmUser::Unprivileged { .. })
             && (arm.is_eqcheck || unreachable())
             && program.is_file();
@@ -56,9 +61,11 @@ impl Scratch {
         if copy.exists() {
             return Ok(copied(arm, &copy));
         }
+        // The run's umask is not pinned yet: set each mode outright.
         let made = std::fs::create_dir(&folder)
+            .and_then(|()| open_to_others(&folder))
             .and_then(|()| std::fs::copy(program, &copy))
-            .and_then(|_| make_runnable(&copy));
+            .and_then(|_| open_to_others(&copy));
         made.map_err(|source| MatrixError::ForUser {
             user: user.describe(),
             source,
@@ -94,19 +101,8 @@ fn copied(arm: &Arm, copy: &Path) -> Arm {
     }
 }
 
-/// Root-owned (as eqcheck is when it copies) and 0755: any user may run it, none
-/// but root may change it.
-#[cfg(unix)]
-fn make_runnable(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-}
-
-#[cfg(not(unix))]
-fn make_runnable(_path: &Path) -> std::io::Result<()> {
-    Ok(())
-}
-
+/// Mode 0755, whatever the umask: root-owned (as eqcheck is when it copies), any
+/// user may enter or run it, none but root may change it.
 #[cfg(unix)]
 fn open_to_others(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
