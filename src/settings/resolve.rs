@@ -31,9 +31,14 @@ pub enum SettingsError {
     #[error("{origin}: {message}")]
     At { origin: Origin, message: String },
     #[error(
-        "--ref and --cand go together: give both, or neither to compare eqcheck's own engines"
+        "{flag} gives the {has} arm, but nothing gives the {lacks}: add {other} (or `{lacks}` in eqcheck.toml); with neither arm given, eqcheck compares its own engines"
     )]
-    OneArm,
+    OneArm {
+        flag: &'static str,
+        has: &'static str,
+        lacks: &'static str,
+        other: &'static str,
+    },
     #[error("{}: gives `{has}` but no `{lacks}`: add `{lacks}`, or give --{flag}", file.display())]
     HalfArmsInFile {
         file: std::path::PathBuf,
@@ -148,12 +153,20 @@ fn arms(options: &Layer, self_check: bool) -> Result<(Arm, Arm), SettingsError> 
 
 /// One arm without the other: said at the file when the file gave the only one.
 fn half_arms(one: &Given<String>, options: &Layer) -> SettingsError {
-    let Origin::File(place) = &one.origin else {
-        return SettingsError::OneArm;
-    };
     let (has, lacks, flag) = match options.reference.is_some() {
         true => ("reference", "candidate", "cand"),
         false => ("candidate", "reference", "ref"),
+    };
+    let place = match &one.origin {
+        Origin::File(place) => place,
+        Origin::Flag(given) => {
+            return SettingsError::OneArm {
+                flag: given,
+                has,
+                lacks,
+                other: if flag == "cand" { "--cand" } else { "--ref" },
+            }
+        }
     };
     SettingsError::HalfArmsInFile {
         file: place.file.clone(),
@@ -344,7 +357,14 @@ fn flag_sets(
 ) -> Result<(FlagSetFile, Vec<String>), SettingsError> {
     let sets_file = (options.sets.as_ref()).filter(|sets| sets.names_a_flag_set_file());
     let file = match (&options.flagsets, sets_file) {
-        (Some(named), _) => named_flag_sets(named)?,
+        (Some(named), Some(sets)) => {
+            let message = format!(
+                "names a flag-set file, and so does {}: keep one (the sets may then name groups of it)",
+                flag_or_key(&named.origin)
+            );
+            return Err(SettingsError::at(sets, message));
+        }
+        (Some(named), None) => named_flag_sets(named)?,
         (None, Some(sets)) => load(sets, &sets.origin.path(&sets.value))?,
         (None, None) if reference.is_eqcheck => builtin("walk"),
         (None, None) => after_the_reference(reference, warnings),
@@ -381,10 +401,14 @@ fn after_the_reference(reference: &Arm, warnings: &mut Vec<String>) -> FlagSetFi
 }
 
 /// `flagsets`: a file when one exists at that path (or the name has a folder part
-/// or ends in `.sets`), else a built-in name.
+/// or ends in `.sets`), else a built-in name. In a config a built-in name stays a
+/// name, as a tree's does, whatever lies beside the file.
 fn named_flag_sets(named: &Given<String>) -> Result<FlagSetFile, SettingsError> {
     let written = named.origin.path(&named.value);
     let value = named.value.as_str();
+    if let (Origin::File(_), Some(file)) = (&named.origin, flagset::builtin(value)) {
+        return Ok(file);
+    }
     if Path::new(&written).is_file() || value.contains(['/', '\\']) || value.ends_with(".sets") {
         return load(named, &written);
     }
@@ -394,6 +418,15 @@ fn named_flag_sets(named: &Given<String>) -> Result<FlagSetFile, SettingsError> 
             format!("`{value}`: no such file, and no built-in flag sets of that name ({known})");
         SettingsError::at(named, message)
     })
+}
+
+/// How a message names where a value was given: `--flagsets`, or the key of a
+/// config file at its line.
+fn flag_or_key(origin: &Origin) -> String {
+    match origin {
+        Origin::Flag(flag) => flag.to_string(),
+        Origin::File(place) => format!("`{}` at {}:{}", place.key, place.file.display(), place.line),
+    }
 }
 
 fn load(given: &Given<String>, path: &str) -> Result<FlagSetFile, SettingsError> {

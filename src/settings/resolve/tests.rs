@@ -133,7 +133,8 @@ fn one_arm_alone_is_said_where_it_came_from() {
         candidate: Some(Given::flag("--cand", "true".into())),
         ..Layer::default()
     };
-    assert!(error(&given).starts_with("--ref and --cand go together"));
+    let expected = "--cand gives the candidate arm, but nothing gives the reference: add --ref (or `reference` in eqcheck.toml)";
+    assert!(error(&given).starts_with(expected), "{}", error(&given));
     let self_check = RunExtras {
         mode: RunMode {
             self_check: true,
@@ -218,4 +219,23 @@ fn a_flag_set_files_argv0_names_both_arms_unless_the_options_do() {
     options.argv0 = Some(Given::flag("--argv0", "du".into()));
     let matrix = resolve(&options, &RunExtras::default()).unwrap();
     assert_eq!(matrix.reference.argv0, "du");
+}
+
+#[test]
+fn two_flag_set_files_are_refused_and_a_configs_builtin_name_stays_a_name() {
+    let mut options = config_with("");
+    options.flagsets = Some(Given::flag("--flagsets", "walk".into()));
+    options.sets = Some(Given::flag("--sets", "nosuch.sets".into()));
+    let expected = "--sets: names a flag-set file, and so does --flagsets: keep one";
+    assert!(error(&options).starts_with(expected), "{}", error(&options));
+    // A file named `walk` beside the config does not hide the built-in sets.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("walk"), "[mine]\n-a\n").unwrap();
+    let config = dir.path().join("eqcheck.toml");
+    let exe = std::env::current_exe().unwrap();
+    let exe = shell_words::quote(&exe.to_string_lossy()).into_owned();
+    let text = format!("flagsets = \"walk\"\nreference = {exe:?}\ncandidate = {exe:?}\n");
+    let options = file(&config.to_string_lossy(), &text);
+    let matrix = resolve(&options, &RunExtras::default()).unwrap();
+    assert_eq!(matrix.flag_sets.file, "flagsets/walk.sets");
 }
