@@ -125,14 +125,17 @@ fn a_malformed_config_stops_the_run_at_its_line_and_column() {
     let cases = [
         (
             "sets = \"depth\"\nruns = \"two\"\n",
-            "eqcheck.toml:2:8: invalid type",
+            "eqcheck.toml:2:8: runs: invalid type",
         ),
         (
             "\n\ncolour = 1\n",
             "eqcheck.toml:3:1: unknown key `colour`; known keys:",
         ),
         ("runs = 0\n", "eqcheck.toml:1:8: runs: must be at least 1"),
-        ("trees = [\"basic\"\n", "eqcheck.toml:1:17: unclosed array"),
+        (
+            "trees = [\"basic\"\n",
+            "eqcheck.toml:1:17: trees: unclosed array",
+        ),
     ];
     for (text, expected) in cases {
         let dir = temp_dir();

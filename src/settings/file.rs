@@ -4,8 +4,9 @@
 //! file owns finding it (in the working folder only, never a parent, unless
 //! `--config PATH` names one; `--no-config` turns it off) and reading it into a
 //! [`Layer`] whose every value knows its line and column. It checks only what
-//! TOML and the keys' types say; what the values mean is checked once, for the
-//! values the run uses, when the merged options are resolved.
+//! TOML and the keys' types say, and that `sets` and `flagsets` do not both name a
+//! flag-set file; what the values mean is checked once, for the values the run
+//! uses, when the merged options are resolved.
 //!
 //! ```toml
 //! reference = "bin/du-old -x"      # split shell-word style, as --ref is
@@ -117,19 +118,17 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
     let written: Written = toml::from_str(text).map_err(|err| {
         let message = in_toml_words(err.message());
         match err.span() {
-            Some(span) => at(path, text, span, message),
+            Some(span) => match key_of_value_at(text, span.start) {
+                Some(key) => at(path, text, span, format!("{key}: {message}")),
+                None => at(path, text, span, message),
+            },
             None => FileError::Whole {
                 file: path.display().to_string(),
                 message,
             },
         }
     })?;
-    let given = |key: &'static str| {
-        move |value: Spanned<String>| Given {
-            origin: place(path, text, key, value.span()),
-            value: value.into_inner(),
-        }
-    };
+    let given = |key: &'static str| move |value| spanned(path, text, key, value);
     let mut options = Layer {
         reference: written.reference.map(given("reference")),
         candidate: written.candidate.map(given("candidate")),
@@ -154,23 +153,19 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
             .map(|(name, value)| (given("env")(name), value))
             .collect(),
     };
-    if let Some(sets) = written.sets.map(given("sets")) {
+    if let Some(written_sets) = written.sets {
+        let span = written_sets.span();
+        let sets = given("sets")(written_sets);
         // A flag-set file given as `sets` is the file's flag-set file, so that a
-        // command-line `--sets GROUP` selects groups from it.
+        // command-line `--sets GROUP` selects groups from it. Which of the two it is
+        // must be known to merge, so a file that names two flag-set files is refused
+        // here, even where the command line would replace both.
         if !sets.names_a_flag_set_file() {
             options.sets = Some(sets);
         } else if options.flagsets.is_some() {
-            let Origin::File(place) = sets.origin else {
-                unreachable!("read from the file")
-            };
-            return Err(FileError::At {
-                file: path.display().to_string(),
-                line: place.line,
-                column: place.column,
-                message: "`sets` names a flag-set file and so does `flagsets`: keep one \
-                          (`sets` may then name groups of it)"
-                    .into(),
-            });
+            let message = "sets: names a flag-set file, and so does `flagsets`: keep one \
+                           (`sets` may then name groups of it)";
+            return Err(at(path, text, span, message.into()));
         } else {
             options.flagsets = Some(sets);
         }
@@ -206,6 +201,17 @@ fn at(path: &Path, text: &str, span: Range<usize>, message: String) -> FileError
         column,
         message,
     }
+}
+
+/// The key whose value starts before `offset` on its line (`runs` for an error at
+/// `runs = "two"`), so that a message about a value names its key as the checks
+/// after reading do; none for an error in a key itself.
+fn key_of_value_at(text: &str, offset: usize) -> Option<&str> {
+    let before = text.get(..offset)?;
+    let line = before.rsplit('\n').next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty()).then_some(key)
 }
 
 /// The 1-based line and column (in characters) of a byte offset.

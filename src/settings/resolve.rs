@@ -425,7 +425,9 @@ fn named_flag_sets(named: &Given<String>) -> Result<FlagSetFile, SettingsError> 
 fn flag_or_key(origin: &Origin) -> String {
     match origin {
         Origin::Flag(flag) => flag.to_string(),
-        Origin::File(place) => format!("`{}` at {}:{}", place.key, place.file.display(), place.line),
+        Origin::File(place) => {
+            format!("`{}` at {}:{}", place.key, place.file.display(), place.line)
+        }
     }
 }
 

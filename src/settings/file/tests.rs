@@ -78,29 +78,29 @@ fn what_toml_and_the_types_refuse_is_reported_at_its_line_and_column() {
     let cases = [
         (
             "sets = \"all\"\n\nruns = \"two\"\n",
-            "eqcheck.toml:3:8: invalid type: string \"two\", expected a whole number",
+            "eqcheck.toml:3:8: runs: invalid type: string \"two\", expected a whole number",
         ),
         (
             "timeout = \"1m\"",
-            "eqcheck.toml:1:11: invalid type: string \"1m\", expected a number",
+            "eqcheck.toml:1:11: timeout: invalid type: string \"1m\", expected a number",
         ),
         (
             "trees = \"basic\"",
-            "eqcheck.toml:1:9: invalid type: string \"basic\", expected a sequence",
+            "eqcheck.toml:1:9: trees: invalid type: string \"basic\", expected a sequence",
         ),
         (
             "guard = \"full\"",
-            "eqcheck.toml:1:9: unknown value `full`, expected one of `metadata`, `content`, `off`",
+            "eqcheck.toml:1:9: guard: unknown value `full`, expected one of `metadata`, `content`, `off`",
         ),
         (
             "as_user = -1",
-            "eqcheck.toml:1:11: expected a user name or a uid (a whole number)",
+            "eqcheck.toml:1:11: as_user: expected a user name or a uid (a whole number)",
         ),
         (
             "[env]\nX = 1",
-            "eqcheck.toml:2:5: invalid type: integer `1`, expected a string",
+            "eqcheck.toml:2:5: X: invalid type: integer `1`, expected a string",
         ),
-        ("runs = [", "eqcheck.toml:1:9: unclosed array, expected `]`"),
+        ("runs = [", "eqcheck.toml:1:9: runs: unclosed array, expected `]`"),
     ];
     for (text, expected) in cases {
         assert_eq!(error("eqcheck.toml", text), expected, "{text}");
@@ -128,7 +128,7 @@ fn a_flag_set_file_given_as_sets_is_the_flag_set_file() {
     assert!(matches!(&flagsets.origin, Origin::File(place) if place.key == "sets"));
     assert_eq!(layer.sets, None);
     let message = error("eqcheck.toml", "flagsets = \"walk\"\nsets = \"mine.sets\"");
-    let start = "eqcheck.toml:2:8: `sets` names a flag-set file and so does `flagsets`";
+    let start = "eqcheck.toml:2:8: sets: names a flag-set file, and so does `flagsets`";
     assert!(message.starts_with(start), "{message}");
 }
 
