@@ -264,7 +264,11 @@ fn run(args: RunArgs) -> Result<u8, Failure> {
         keep: args.keep,
         config: project_file.as_ref().map(|f| f.path.display().to_string()),
     };
-    let matrix = resolve::resolve(&options, &extras).map_err(Failure::usage)?;
+    let matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
+        // Not a mistake of the user's: this process cannot find its own file.
+        resolve::SettingsError::OwnExe(_) => Failure::harness(err),
+        _ => Failure::usage(err),
+    })?;
     // Open every report destination first: a bad path is a usage error before any
     // arm runs, not after the whole matrix.
     let reports = crate::report::open(&crate::report::ReportRequest {
@@ -410,21 +414,22 @@ fn du_options(args: &WalkArgs) -> Result<DuOptions, u8> {
 }
 
 fn trees(command: TreesCommand) -> Result<u8, Failure> {
-    let mut out = std::io::stdout().lock();
+    let mut text = Vec::new();
     match command {
-        TreesCommand::List => crate::fixtures::write_list(&mut out).map_err(Failure::harness)?,
+        TreesCommand::List => crate::fixtures::write_list(&mut text).map_err(Failure::harness)?,
         TreesCommand::Show { name } => {
-            crate::fixtures::write_show(&name, &mut out).map_err(Failure::usage)?
+            let spec = crate::fixtures::spec_named(&name).map_err(Failure::usage)?;
+            crate::fixtures::write_show(&spec, &mut text).map_err(Failure::harness)?
         }
         TreesCommand::Build { name, into } => {
             crate::fixtures::build_named(&name, &into).map_err(|err| match err.is_usage() {
                 true => Failure::usage(err),
                 false => Failure::harness(err),
             })?;
-            writeln!(out, "{}", into.display()).map_err(Failure::harness)?;
+            writeln!(text, "{}", into.display()).map_err(Failure::harness)?;
         }
     }
-    Ok(crate::exit::ALL_EQUAL)
+    print(&text).map_err(Failure::harness)
 }
 
 /// The completion script for `shell`, generated from the same definition that parses

@@ -420,8 +420,3 @@ pub trait Progress: Sync {
     /// After each case is judged.
     fn case_done(&self, _case: &CaseOutcome) {}
 }
-
-/// A progress listener that ignores everything.
-pub struct Quiet;
-
-impl Progress for Quiet {}
