@@ -113,6 +113,18 @@ pub struct FlagSetFile {
 /// root so too.
 pub const TREE_PLACEHOLDER: &str = "{tree}";
 
+/// What is wrong with a program name arms are to run with (argv[0]), if anything:
+/// the one rule for a flag-set file's `argv0`, a config's and `--argv0`.
+pub fn argv0_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("`argv0` names the program: it is empty")
+    } else if name.contains('\0') {
+        Some("`argv0` names the program: it holds a NUL")
+    } else {
+        None
+    }
+}
+
 /// The flag-set files compiled into the binary, by name.
 const BUILTIN: &[(&str, &str)] = &[
     ("walk", include_str!("../flagsets/walk.sets")),

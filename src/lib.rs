@@ -3,8 +3,8 @@
 //! with a matrix of flag sets and says precisely how their outputs differ.
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
-//! → normalize → outcome`, and `cli → report → outcome`; `cleanup` and `exit` sit at
-//! the bottom for all. `walk`, `fixtures` and `flagset` never see the command line.
+//! → normalize → outcome`, and `cli → report → outcome`; `exit` sits at the bottom
+//! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
 pub mod cleanup;

@@ -35,6 +35,8 @@ pub struct RunOutcome {
 #[derive(Debug, Serialize)]
 pub struct ArmInfo {
     pub command: Vec<String>,
+    /// The name the program saw as its own (argv[0]).
+    pub argv0: String,
     /// The program's file, as found on PATH (absent when it cannot be found).
     pub binary: Option<String>,
     /// The sha256 of that file, so a report says exactly which build ran.

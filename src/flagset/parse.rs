@@ -342,8 +342,10 @@ fn misplaced_key(key: &str) -> String {
 fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), String> {
     match key {
         "description" => parsed.description = value,
-        "argv0" if value.is_empty() => return Err("`argv0` names the program: it is empty".into()),
-        "argv0" => parsed.argv0 = Some(value),
+        "argv0" => match super::argv0_problem(&value) {
+            Some(problem) => return Err(problem.into()),
+            None => parsed.argv0 = Some(value),
+        },
         "common" | "operand" if starts_shell_comment(&value) => return Err(SHELL_COMMENT.into()),
         "common" => {
             parsed.common =

@@ -309,6 +309,7 @@ fn arm_info(arm: &Arm, ran: &Arm, user: &str) -> ArmInfo {
         .map(|d| d.iter().map(|b| format!("{b:02x}")).collect());
     ArmInfo {
         command: arm.command.clone(),
+        argv0: ran.argv0.clone(),
         binary: binary.map(|b| b.display().to_string()),
         sha256,
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),

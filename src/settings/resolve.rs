@@ -90,9 +90,16 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
     let argv0 = (options.argv0.as_ref())
         .map(|given| program_name(given).map(Some))
         .unwrap_or_else(|| Ok(flag_sets.argv0.clone()))?;
-    if let Some(name) = argv0 {
-        reference.argv0.clone_from(&name);
-        candidate.argv0 = name;
+    match argv0 {
+        Some(name) => {
+            reference.argv0.clone_from(&name);
+            candidate.argv0 = name;
+        }
+        None if reference.argv0 != candidate.argv0 => warnings.push(format!(
+            "the arms run as `{}` and `{}` (their programs' file names), so lines that name the program differ; set one name with --argv0 or `argv0` in eqcheck.toml or the flag-set file",
+            reference.argv0, candidate.argv0
+        )),
+        None => {}
     }
     let user = user::arm_user(options.as_user.as_ref(), extras.mode.as_root)?;
     for (tree, given) in trees.iter().zip(&options.trees) {
@@ -226,13 +233,12 @@ fn arm(given: &Given<String>) -> Result<Arm, SettingsError> {
     })
 }
 
-/// A program name both arms run with (`argv0`): a name, not a path.
+/// A program name both arms run with (`argv0`), checked as a flag-set file's is.
 fn program_name(given: &Given<String>) -> Result<String, SettingsError> {
-    if given.value.is_empty() || given.value.contains('\0') {
-        let message = "argv[0] must be a non-empty name without NUL".to_string();
-        return Err(SettingsError::at(given, message));
+    match flagset::argv0_problem(&given.value) {
+        Some(problem) => Err(SettingsError::at(given, problem.to_string())),
+        None => Ok(given.value.clone()),
     }
-    Ok(given.value.clone())
 }
 
 fn standard_trees() -> Result<Vec<TreeSource>, SettingsError> {

@@ -67,7 +67,7 @@ fn a_files_values_are_checked_at_their_place() {
             "flagsets = \"dusst\"",
             "eqcheck.toml:1:12: flagsets: `dusst`: no such file, and no built-in flag sets of that name (walk, dust, du, find)",
         ),
-        ("argv0 = \"\"", "eqcheck.toml:1:9: argv0: argv[0] must be a non-empty name without NUL"),
+        ("argv0 = \"\"", "eqcheck.toml:1:9: argv0: `argv0` names the program: it is empty"),
         (
             "env = { \"é\" = \"x\", \"A=B\" = \"y\" }",
             "eqcheck.toml:1:20: env: `A=B`: a name must be non-empty, without `=` or NUL",
@@ -238,4 +238,30 @@ fn two_flag_set_files_are_refused_and_a_configs_builtin_name_stays_a_name() {
     let options = file(&config.to_string_lossy(), &text);
     let matrix = resolve(&options, &RunExtras::default()).unwrap();
     assert_eq!(matrix.flag_sets.file, "flagsets/walk.sets");
+}
+
+#[test]
+fn arms_of_different_program_names_are_warned_of_unless_one_name_is_set() {
+    let mut options = Layer {
+        reference: Some(Given::flag("--ref", "true".into())),
+        candidate: Some(Given::flag("--cand", "false".into())),
+        trees: vec![Given::flag("--tree", "basic".into())],
+        ..Layer::default()
+    };
+    let matrix = resolve(&options, &RunExtras::default()).unwrap();
+    let warned = matrix
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("the arms run as `true` and `false`"));
+    assert!(warned, "{:?}", matrix.warnings);
+    options.argv0 = Some(Given::flag("--argv0", "walker".into()));
+    let matrix = resolve(&options, &RunExtras::default()).unwrap();
+    assert!(
+        !matrix
+            .warnings
+            .iter()
+            .any(|w| w.contains("the arms run as")),
+        "{:?}",
+        matrix.warnings
+    );
 }
