@@ -89,7 +89,10 @@ fn installed_shells_accept_their_completion_scripts() {
         };
         cases.push((shell.to_string(), result));
     }
-    all_pass(cases);
+    // Every shell missing was said aloud above (or failed the test).
+    if !cases.is_empty() {
+        all_pass(cases);
+    }
 }
 
 /// Bash, when installed, completes with the script: subcommands, flags and the shells
