@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::flag_sets::named_after;
 use super::*;
 use crate::settings::file::parse;
 use crate::settings::Place;
