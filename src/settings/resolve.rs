@@ -3,7 +3,7 @@
 //! the timeout, the user and the environment. Every value is checked here and
 //! only here, once, and a mistake is reported at the place the value was written
 //! (a flag, or `FILE:LINE:COL: key`). It spawns nothing; every mistake is a usage
-//! error (exit 2).
+//! error (exit 2), and only not finding eqcheck's own executable is the harness's.
 
 use std::path::Path;
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Runs per arm under `--self-check` when `--runs` does not say.
 pub const SELF_CHECK_RUNS: usize = 3;
 
-/// A mistake in the run's options: exit code 2.
+/// A mistake in the run's options (exit code 2), or eqcheck's own file missing.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     /// A value that is wrong, at the place it was written.
