@@ -422,3 +422,17 @@ pub trait Progress: Sync {
     /// After each case is judged.
     fn case_done(&self, _case: &CaseOutcome) {}
 }
+
+/// `61007` as `61,007`: how every report and diff prints a count, so counts are
+/// read at a glance and alike everywhere.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

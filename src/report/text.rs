@@ -7,7 +7,9 @@ use std::io::{self, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::summary::{self, SUMMARY_HEADER};
-use crate::outcome::{CaseOutcome, FlakyArm, RunOutcome, StreamResult, StreamVerdict, Verdict};
+use crate::outcome::{
+    thousands, CaseOutcome, FlakyArm, RunOutcome, StreamResult, StreamVerdict, Verdict,
+};
 
 /// Whether the report carries ANSI colour codes; decided by the caller from
 /// `--color`, `NO_COLOR` and whether the stream is a terminal.
@@ -302,17 +304,4 @@ fn flaky_arm(arm: &FlakyArm, out: &mut dyn Write, colors: Colors) -> io::Result<
         }
     }
     Ok(())
-}
-
-/// `61007` as `61,007`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -5,7 +5,8 @@
 
 use super::hunks::Sides;
 use super::lines::Kept;
-use super::show::{cut_line, printable, thousands, LONG_LINE};
+use super::show::{cut_line, printable, LONG_LINE};
+use crate::outcome::thousands;
 
 /// Lines of context around each run of changes, as in `diff -u`.
 pub(super) const CONTEXT: usize = 3;

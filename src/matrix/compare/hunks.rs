@@ -13,7 +13,7 @@ use std::io;
 use super::hunk::{Hunk, CONTEXT};
 use super::lines::{Kept, Lines, Text};
 use super::ordered::{align, Steps};
-use super::show::thousands;
+use crate::outcome::thousands;
 use crate::outcome::{LineCounts, LineOrder};
 
 /// Hunks shown of a stream too large for a full diff; the rest are counted.

@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use super::hunks::{Counted, SHOWN_HUNKS};
 use super::lines::{Kept, Text};
 use super::ordered::Digests;
-use super::show::{printable, thousands};
+use super::show::printable;
+use crate::outcome::thousands;
 use crate::outcome::{LineCounts, LineOrder};
 
 /// Bucket files per partitioning: few enough to keep open at once (each with a

@@ -8,6 +8,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use super::files::read_full;
+use crate::outcome::thousands;
 
 /// Lines of diff kept per stream; the rest is counted, not shown.
 const DIFF_LINES_SHOWN: usize = 400;
@@ -264,19 +265,6 @@ pub(super) fn cut_line(view: &[u8], column: usize, len: u64) -> String {
         printable(&view[from..to]),
         thousands(len)
     )
-}
-
-/// `61007` as `61,007`: counts in diffs are read at a glance.
-pub(super) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Whether a text has a line too long to show whole.
