@@ -8,6 +8,7 @@
 //! engines differ only in how they list, which is exactly what a bulk-listing rewrite
 //! changes; GNU du is the independent check on the accounting.
 
+mod census;
 pub mod du;
 mod fast;
 mod quote;
@@ -18,6 +19,7 @@ use std::ffi::OsString;
 use std::io;
 use std::sync::OnceLock;
 
+pub use census::Census;
 pub use stat::{FileKind, StatFields};
 
 /// Which listing engine to use.
@@ -82,8 +84,18 @@ impl Contents {
 
 /// Lists every operand with the chosen engine.
 pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<Entry> {
+    list_counted(engine, operands, options).0
+}
+
+/// Lists every operand with the chosen engine, with the census of what the listing
+/// typed and statted where the engine counts it (the fast engine on Linux).
+pub fn list_counted(
+    engine: Engine,
+    operands: &[OsString],
+    options: ListOptions,
+) -> (Vec<Entry>, Option<Census>) {
     match engine {
-        Engine::Reference => reference::list(operands, options),
+        Engine::Reference => (reference::list(operands, options), None),
         Engine::Fast => fast::list(operands, options),
     }
 }

@@ -26,10 +26,27 @@ pub enum Source {
     /// The directory listing call itself (`getdents64`'s `d_ino`, a `getattrlistbulk`
     /// record, a Windows directory-information class).
     Listing,
-    /// A per-entry stat relative to the folder's descriptor (`statx`, `fstatat`).
-    DirfdStat,
+    /// `statx` relative to the folder's descriptor.
+    Statx,
+    /// `fstatat` relative to the folder's descriptor, where `statx` is missing or
+    /// refused.
+    Fstatat,
     /// A per-entry stat by full path (`std::fs::symlink_metadata` / `metadata`).
     PathStat,
+    /// A record another program printed about the entry (`eqcheck probe --cand`).
+    Lister,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Listing => "listing",
+            Source::Statx => "statx",
+            Source::Fstatat => "fstatat",
+            Source::PathStat => "path stat",
+            Source::Lister => "lister",
+        }
+    }
 }
 
 /// A value together with where it came from.
@@ -45,8 +62,8 @@ impl<T> Field<T> {
     }
 }
 
-/// Modification time as seconds and nanoseconds since the Unix epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// A time as seconds and nanoseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Timestamp {
     pub secs: i64,
     pub nanos: u32,
@@ -66,6 +83,14 @@ pub struct StatFields {
     pub dev: Option<Field<u64>>,
     pub nlink: Option<Field<u64>>,
     pub mtime: Option<Field<Timestamp>>,
+    /// The preferred I/O block size, as `st_blksize`.
+    pub blksize: Option<Field<u64>>,
+    pub uid: Option<Field<u32>>,
+    pub gid: Option<Field<u32>>,
+    pub atime: Option<Field<Timestamp>>,
+    pub ctime: Option<Field<Timestamp>>,
+    /// Birth (creation) time, where the file system keeps one.
+    pub btime: Option<Field<Timestamp>>,
 }
 
 impl StatFields {
@@ -84,54 +109,82 @@ impl StatFields {
 
     /// Builds the fields from `std::fs::Metadata`, taken by full path.
     pub fn from_metadata(meta: &std::fs::Metadata) -> StatFields {
-        let kind = kind_of(meta.file_type());
         let src = Source::PathStat;
+        let btime = meta.created().ok().and_then(|t| since_epoch(t, src));
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
+            let time = |secs: i64, nanos: i64| {
+                Some(Field::new(
+                    Timestamp {
+                        secs,
+                        nanos: nanos as u32,
+                    },
+                    src,
+                ))
+            };
             StatFields {
-                kind,
+                kind: kind_of(meta.file_type()),
                 mode: Some(Field::new(meta.mode(), src)),
                 size: Some(Field::new(meta.size(), src)),
                 blocks: Some(Field::new(meta.blocks(), src)),
                 ino: Some(Field::new(meta.ino(), src)),
                 dev: Some(Field::new(meta.dev(), src)),
                 nlink: Some(Field::new(meta.nlink(), src)),
-                mtime: Some(Field::new(
-                    Timestamp {
-                        secs: meta.mtime(),
-                        nanos: meta.mtime_nsec() as u32,
-                    },
-                    src,
-                )),
+                mtime: time(meta.mtime(), meta.mtime_nsec()),
+                blksize: Some(Field::new(meta.blksize(), src)),
+                uid: Some(Field::new(meta.uid(), src)),
+                gid: Some(Field::new(meta.gid(), src)),
+                atime: time(meta.atime(), meta.atime_nsec()),
+                ctime: time(meta.ctime(), meta.ctime_nsec()),
+                btime,
             }
         }
         #[cfg(not(unix))]
         {
-            // std exposes no inode, device, link count or allocation on stable
-            // outside Unix: they stay unknown, and blocks are estimated by nobody.
-            let mtime = meta.modified().ok().and_then(|t| {
-                let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-                Some(Field::new(
-                    Timestamp {
-                        secs: d.as_secs() as i64,
-                        nanos: d.subsec_nanos(),
-                    },
-                    src,
-                ))
-            });
+            // std exposes no inode, device, link count, owner or allocation on
+            // stable outside Unix: they stay unknown, never estimated.
             StatFields {
-                kind,
-                mode: None,
                 size: Some(Field::new(meta.len(), src)),
-                blocks: None,
-                ino: None,
-                dev: None,
-                nlink: None,
-                mtime,
+                mtime: meta.modified().ok().and_then(|t| since_epoch(t, src)),
+                atime: meta.accessed().ok().and_then(|t| since_epoch(t, src)),
+                btime,
+                ..StatFields::unknown(kind_of(meta.file_type()))
             }
         }
     }
+
+    /// Fields of this kind with nothing else known.
+    pub fn unknown(kind: FileKind) -> StatFields {
+        StatFields {
+            kind,
+            mode: None,
+            size: None,
+            blocks: None,
+            ino: None,
+            dev: None,
+            nlink: None,
+            mtime: None,
+            blksize: None,
+            uid: None,
+            gid: None,
+            atime: None,
+            ctime: None,
+            btime: None,
+        }
+    }
+}
+
+/// A system time as a timestamp, when it is after the epoch.
+fn since_epoch(time: std::time::SystemTime, source: Source) -> Option<Field<Timestamp>> {
+    let d = time.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(Field::new(
+        Timestamp {
+            secs: d.as_secs() as i64,
+            nanos: d.subsec_nanos(),
+        },
+        source,
+    ))
 }
 
 /// Maps std's file type to ours.

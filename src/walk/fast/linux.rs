@@ -33,10 +33,11 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use rustix::fs::{FileType, Mode, OFlags, CWD};
 
+use crate::walk::census::{Census, Counters};
 use crate::walk::stat::StatFields;
 use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions};
 use listing::{first_batch, Listing};
-use stat::stat_entry;
+use stat::{kind_of_type, stat_entry};
 
 /// A folder with at least this many entries has its stats spread over the pool.
 const CHUNKED_FOLDER: usize = 1024;
@@ -51,15 +52,18 @@ const OPEN_AHEAD: usize = 16;
 /// keeps the descriptor table below the size whose growth waits for RCU.
 const PIPELINED_FOLDERS: usize = 32;
 
-pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
+/// Lists the operands, and counts what the listing typed and what was statted.
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Census) {
     crate::walk::raise_descriptor_limit();
     let walker = Walker {
         options,
         listed_once: Mutex::new(HashSet::new()),
         pipelined_now: AtomicUsize::new(0),
+        census: Counters::default(),
     };
     // Even a chain runs on the pool: its stat jobs are what the other workers take.
-    pool().install(|| operands.iter().map(|op| walker.operand(op)).collect())
+    let entries = pool().install(|| operands.iter().map(|op| walker.operand(op)).collect());
+    (entries, walker.census.snapshot())
 }
 
 /// Runs parallel work on the walk's pool (inline when already on it).
@@ -76,11 +80,18 @@ struct Walker {
     listed_once: Mutex<HashSet<Identity>>,
     /// How many folders are held open for their stat jobs (see [`PipelineSlot`]).
     pipelined_now: AtomicUsize,
+    census: Counters,
 }
 
 impl Walker {
     fn operand(&self, operand: &OsStr) -> Entry {
-        let stat = stat_entry(CWD, operand, self.options.follow_symlinks, None);
+        let stat = stat_entry(
+            CWD,
+            operand,
+            self.options.follow_symlinks,
+            None,
+            &self.census,
+        );
         let contents = match &stat {
             Ok(fields) => {
                 let root_dev = fields.dev.map(|d| d.value);
@@ -141,7 +152,9 @@ impl Walker {
     fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
-        let mut entries = stat_all(&fd, names, self.options.follow_symlinks);
+        self.census
+            .listed(names.iter().map(|(_, t)| kind_of_type(*t)));
+        let mut entries = stat_all(&fd, names, self.options.follow_symlinks, &self.census);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
@@ -303,7 +316,9 @@ impl Walker {
     ) -> FinishedFolder<'w> {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
-        let entries = stat_all(&fd, names, false);
+        self.census
+            .listed(names.iter().map(|(_, t)| kind_of_type(*t)));
+        let entries = stat_all(&fd, names, false, &self.census);
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
             .collect();
@@ -363,9 +378,14 @@ enum Opened {
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
 /// whoever enters them.
-fn stat_all(fd: &OwnedFd, names: Vec<(OsString, FileType)>, follow: bool) -> Vec<Entry> {
+fn stat_all(
+    fd: &OwnedFd,
+    names: Vec<(OsString, FileType)>,
+    follow: bool,
+    census: &Counters,
+) -> Vec<Entry> {
     let entry = |(name, dtype): (OsString, FileType)| Entry {
-        stat: stat_entry(fd, &name, follow, Some(dtype)),
+        stat: stat_entry(fd, &name, follow, Some(dtype), census),
         name,
         contents: Contents::None,
     };

@@ -8,14 +8,17 @@ mod linux;
 
 use std::ffi::OsString;
 
-use super::{Entry, ListOptions};
+use super::{Census, Entry, ListOptions};
 
+/// Lists the operands, with the census of what the listing typed and statted.
 #[cfg(target_os = "linux")]
-pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
-    linux::list(operands, options)
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+    let (entries, census) = linux::list(operands, options);
+    (entries, Some(census))
 }
 
+/// Lists the operands; the reference listing stands in here and counts nothing.
 #[cfg(not(target_os = "linux"))]
-pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
-    super::reference::list(operands, options)
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+    (super::reference::list(operands, options), None)
 }

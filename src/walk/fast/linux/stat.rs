@@ -7,6 +7,9 @@ use std::os::fd::AsFd;
 
 use rustix::fs::{AtFlags, FileType, StatxFlags};
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use crate::walk::census::{Counters, StatCall};
 use crate::walk::stat::{Field, FileKind, Source, StatFields, Timestamp};
 use crate::walk::StatError;
 
@@ -17,37 +20,68 @@ pub(super) fn stat_entry<Fd: AsFd>(
     name: &OsStr,
     follow: bool,
     dtype: Option<FileType>,
+    census: &Counters,
 ) -> Result<StatFields, StatError> {
     let mut flags = AtFlags::STATX_DONT_SYNC;
     if !follow {
         flags |= AtFlags::SYMLINK_NOFOLLOW;
     }
-    let mask = StatxFlags::TYPE
-        | StatxFlags::MODE
-        | StatxFlags::NLINK
-        | StatxFlags::INO
-        | StatxFlags::SIZE
-        | StatxFlags::BLOCKS
-        | StatxFlags::MTIME;
-    let result = match rustix::fs::statx(&dir, name, flags, mask) {
-        Err(rustix::io::Errno::NOSYS) => statat_fallback(&dir, name, follow),
-        other => other.map(|s| from_statx(&s)),
+    // Every field the probe compares: asking for more costs nothing in the call,
+    // and a field the file system cannot give comes back unmarked, so unknown.
+    let mask = StatxFlags::BASIC_STATS | StatxFlags::BTIME;
+    let result = if STATX_REFUSED.load(Relaxed) {
+        census.stat(StatCall::Fstatat);
+        statat_fallback(&dir, name, follow)
+    } else {
+        match rustix::fs::statx(&dir, name, flags, mask) {
+            // A kernel without statx, or a seccomp profile older than it: every
+            // later stat goes straight to fstatat.
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+                STATX_REFUSED.store(true, Relaxed);
+                census.stat(StatCall::StatxRefused);
+                statat_fallback(&dir, name, follow)
+            }
+            other => {
+                census.stat(StatCall::Statx);
+                other.map(|s| from_statx(&s))
+            }
+        }
     };
     match result {
         Ok(fields) => Ok(fields),
-        Err(rustix::io::Errno::NOENT) if follow && is_link(&dir, name, dtype) => {
+        Err(rustix::io::Errno::NOENT) if follow && is_link(&dir, name, dtype, census) => {
             Err(StatError::DanglingLink)
         }
         Err(errno) => Err(StatError::Io(errno.into())),
     }
 }
 
-fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, dtype: Option<FileType>) -> bool {
+fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, dtype: Option<FileType>, census: &Counters) -> bool {
     match dtype {
         Some(FileType::Symlink) => true,
-        Some(FileType::Unknown) | None => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink),
+        Some(FileType::Unknown) | None => {
+            census.stat(StatCall::Fstatat);
+            rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
+        }
         Some(_) => false,
+    }
+}
+
+/// Set once the kernel refuses `statx`: it will refuse it for every entry after.
+static STATX_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// What a listing's `d_type` says, as the census counts it.
+pub(super) fn kind_of_type(dtype: FileType) -> FileKind {
+    match dtype {
+        FileType::RegularFile => FileKind::File,
+        FileType::Directory => FileKind::Dir,
+        FileType::Symlink => FileKind::Symlink,
+        FileType::Fifo => FileKind::Fifo,
+        FileType::Socket => FileKind::Socket,
+        FileType::BlockDevice => FileKind::BlockDevice,
+        FileType::CharacterDevice => FileKind::CharDevice,
+        FileType::Unknown => FileKind::Unknown,
     }
 }
 
@@ -62,7 +96,16 @@ fn statat_fallback<Fd: AsFd>(
         AtFlags::SYMLINK_NOFOLLOW
     };
     let st = rustix::fs::statat(dir, name, flags)?;
-    let src = Source::DirfdStat;
+    let src = Source::Fstatat;
+    let time = |secs: i64, nanos: u64| {
+        Some(Field::new(
+            Timestamp {
+                secs,
+                nanos: nanos as u32,
+            },
+            src,
+        ))
+    };
     Ok(StatFields {
         kind: kind_of_mode(st.st_mode),
         mode: Some(Field::new(st.st_mode, src)),
@@ -71,20 +114,32 @@ fn statat_fallback<Fd: AsFd>(
         ino: Some(Field::new(st.st_ino, src)),
         dev: Some(Field::new(st.st_dev, src)),
         nlink: Some(Field::new(st.st_nlink, src)),
-        mtime: Some(Field::new(
-            Timestamp {
-                secs: st.st_mtime,
-                nanos: st.st_mtime_nsec as u32,
-            },
-            src,
-        )),
+        mtime: time(st.st_mtime, st.st_mtime_nsec as u64),
+        blksize: Some(Field::new(st.st_blksize as u64, src)),
+        uid: Some(Field::new(st.st_uid, src)),
+        gid: Some(Field::new(st.st_gid, src)),
+        atime: time(st.st_atime, st.st_atime_nsec as u64),
+        ctime: time(st.st_ctime, st.st_ctime_nsec as u64),
+        // fstatat has no birth time.
+        btime: None,
     })
 }
 
 fn from_statx(s: &rustix::fs::Statx) -> StatFields {
-    let src = Source::DirfdStat;
+    let src = Source::Statx;
     let has = |bit: StatxFlags| s.stx_mask & bit.bits() != 0;
     let mode = u32::from(s.stx_mode);
+    let time = |bit: StatxFlags, t: &rustix::fs::StatxTimestamp| {
+        has(bit).then(|| {
+            Field::new(
+                Timestamp {
+                    secs: t.tv_sec,
+                    nanos: t.tv_nsec,
+                },
+                src,
+            )
+        })
+    };
     StatFields {
         kind: kind_of_mode(mode),
         mode: has(StatxFlags::MODE).then(|| Field::new(mode, src)),
@@ -96,27 +151,17 @@ fn from_statx(s: &rustix::fs::Statx) -> StatFields {
             src,
         )),
         nlink: has(StatxFlags::NLINK).then(|| Field::new(u64::from(s.stx_nlink), src)),
-        mtime: has(StatxFlags::MTIME).then(|| {
-            Field::new(
-                Timestamp {
-                    secs: s.stx_mtime.tv_sec,
-                    nanos: s.stx_mtime.tv_nsec,
-                },
-                src,
-            )
-        }),
+        mtime: time(StatxFlags::MTIME, &s.stx_mtime),
+        // statx always fills the block size; no mask bit speaks for it.
+        blksize: Some(Field::new(u64::from(s.stx_blksize), src)),
+        uid: has(StatxFlags::UID).then(|| Field::new(s.stx_uid, src)),
+        gid: has(StatxFlags::GID).then(|| Field::new(s.stx_gid, src)),
+        atime: time(StatxFlags::ATIME, &s.stx_atime),
+        ctime: time(StatxFlags::CTIME, &s.stx_ctime),
+        btime: time(StatxFlags::BTIME, &s.stx_btime),
     }
 }
 
 fn kind_of_mode(mode: u32) -> FileKind {
-    match FileType::from_raw_mode(mode) {
-        FileType::RegularFile => FileKind::File,
-        FileType::Directory => FileKind::Dir,
-        FileType::Symlink => FileKind::Symlink,
-        FileType::Fifo => FileKind::Fifo,
-        FileType::Socket => FileKind::Socket,
-        FileType::BlockDevice => FileKind::BlockDevice,
-        FileType::CharacterDevice => FileKind::CharDevice,
-        FileType::Unknown => FileKind::Unknown,
-    }
+    kind_of_type(FileType::from_raw_mode(mode))
 }

@@ -9,6 +9,7 @@ fn walker() -> Walker {
         options: ListOptions::default(),
         listed_once: Mutex::new(HashSet::new()),
         pipelined_now: AtomicUsize::new(0),
+        census: Counters::default(),
     }
 }
 
@@ -107,4 +108,22 @@ fn slots_run_out_at_the_bound_and_come_back() {
     assert!(PipelineSlot::take(&walker.pipelined_now).is_none());
     drop(slots);
     assert!(PipelineSlot::take(&walker.pipelined_now).is_some());
+}
+
+#[test]
+fn the_census_counts_what_the_listing_typed_and_every_stat() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/f"), b"f").unwrap();
+    std::fs::write(dir.path().join("g"), b"g").unwrap();
+    std::os::unix::fs::symlink("g", dir.path().join("l")).unwrap();
+    let (_, census) = list(&[dir.path().as_os_str().to_owned()], ListOptions::default());
+    let typed = (census.folders, census.files, census.symlinks, census.other);
+    // A file system that gives no d_type lists all four as unknown.
+    if census.unknown == 0 {
+        assert_eq!(typed, (1, 2, 1, 0), "{census:?}");
+    }
+    assert_eq!(census.listed(), 4, "{census:?}");
+    // One stat per entry, and one for the operand.
+    assert_eq!(census.stat_calls(), 5, "{census:?}");
 }

@@ -1,0 +1,121 @@
+//! The d_type census of a walk: how many entries the listing typed as folder, file,
+//! symlink, other or unknown, and how many stat calls of each kind the engine made,
+//! counted as it went. A listing that gives no type (DT_UNKNOWN) costs a stat per
+//! entry, and these counts are that cost, measured rather than estimated.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use serde::Serialize;
+
+use super::FileKind;
+
+/// What one walk listed and statted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Census {
+    /// Entries the listing typed as a folder.
+    pub folders: u64,
+    pub files: u64,
+    pub symlinks: u64,
+    /// Entries typed as a FIFO, socket or device.
+    pub other: u64,
+    /// Entries the listing gave no type (DT_UNKNOWN): the walk must stat them to know.
+    pub unknown: u64,
+    /// `statx` calls made.
+    pub statx: u64,
+    /// `fstatat` calls made: where `statx` is refused, and to tell a dangling link
+    /// whose listing gave no type.
+    pub fstatat: u64,
+    /// `statx` calls the kernel refused (ENOSYS, or EPERM under an old seccomp
+    /// profile), each answered by `fstatat` instead.
+    pub statx_refused: u64,
+}
+
+impl Census {
+    /// Entries the listing returned.
+    pub fn listed(&self) -> u64 {
+        self.folders + self.files + self.symlinks + self.other + self.unknown
+    }
+
+    /// Stat calls of every kind.
+    pub fn stat_calls(&self) -> u64 {
+        self.statx + self.fstatat
+    }
+}
+
+/// The census's counters, shared by the threads of one walk.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    folders: AtomicU64,
+    files: AtomicU64,
+    symlinks: AtomicU64,
+    other: AtomicU64,
+    unknown: AtomicU64,
+    statx: AtomicU64,
+    fstatat: AtomicU64,
+    statx_refused: AtomicU64,
+}
+
+/// One kind of stat call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StatCall {
+    Statx,
+    Fstatat,
+    /// A `statx` refused, then answered by `fstatat` (counted as both calls).
+    StatxRefused,
+}
+
+impl Counters {
+    /// Counts the listing's types of one folder's entries at once.
+    pub fn listed(&self, kinds: impl Iterator<Item = FileKind>) {
+        let mut counts = [0u64; 5];
+        for kind in kinds {
+            let slot = match kind {
+                FileKind::Dir => 0,
+                FileKind::File => 1,
+                FileKind::Symlink => 2,
+                FileKind::Unknown => 4,
+                _ => 3,
+            };
+            counts[slot] += 1;
+        }
+        let into = [
+            &self.folders,
+            &self.files,
+            &self.symlinks,
+            &self.other,
+            &self.unknown,
+        ];
+        for (counter, n) in into.iter().zip(counts) {
+            if n > 0 {
+                counter.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
+    pub fn stat(&self, call: StatCall) {
+        let counter = match call {
+            StatCall::Statx => &self.statx,
+            StatCall::Fstatat => &self.fstatat,
+            StatCall::StatxRefused => {
+                self.statx.fetch_add(1, Relaxed);
+                self.fstatat.fetch_add(1, Relaxed);
+                &self.statx_refused
+            }
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    pub fn snapshot(&self) -> Census {
+        let get = |c: &AtomicU64| c.load(Relaxed);
+        Census {
+            folders: get(&self.folders),
+            files: get(&self.files),
+            symlinks: get(&self.symlinks),
+            other: get(&self.other),
+            unknown: get(&self.unknown),
+            statx: get(&self.statx),
+            fstatat: get(&self.fstatat),
+            statx_refused: get(&self.statx_refused),
+        }
+    }
+}
