@@ -53,7 +53,18 @@ pub enum StatError {
 pub struct Entry {
     pub name: OsString,
     pub stat: Result<StatFields, StatError>,
+    /// What the folder's listing itself said of the entry, where the engine keeps
+    /// it (the fast engine's `d_type` and `d_ino`); none for an operand.
+    pub listed: Option<Listed>,
     pub contents: Contents,
+}
+
+/// The type and inode a directory listing gives for an entry, before any stat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listed {
+    /// `Unknown` where the file system gives no type (DT_UNKNOWN).
+    pub kind: FileKind,
+    pub ino: u64,
 }
 
 /// What is known of an entry's children.

@@ -27,6 +27,7 @@ pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
             Entry {
                 name: operand.clone(),
                 stat,
+                listed: None,
                 contents,
             }
         })
@@ -144,9 +145,11 @@ fn contents_of(
             Ok(f) => contents_of(&child, f, root_dev, options, listed_once),
             Err(_) => Contents::None,
         };
+        // The oracle takes nothing from the listing but names.
         entries.push(Entry {
             name,
             stat,
+            listed: None,
             contents,
         });
     }

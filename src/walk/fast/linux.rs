@@ -31,12 +31,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use rustix::fs::{FileType, Mode, OFlags, CWD};
+use rustix::fs::{Mode, OFlags, CWD};
 
 use crate::walk::census::{Census, Counters};
 use crate::walk::stat::StatFields;
-use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions};
-use listing::{first_batch, Listing};
+use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions, Listed};
+use listing::{first_batch, Listing, Named};
 use stat::{kind_of_type, stat_entry};
 
 /// A folder with at least this many entries has its stats spread over the pool.
@@ -102,6 +102,7 @@ impl Walker {
         Entry {
             name: operand.to_os_string(),
             stat,
+            listed: None,
             contents,
         }
     }
@@ -153,7 +154,7 @@ impl Walker {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|(_, t)| kind_of_type(*t)));
+            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
         let mut entries = stat_all(&fd, names, self.options.follow_symlinks, &self.census);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
@@ -243,7 +244,7 @@ impl Walker {
                 let named: Vec<usize> = listing.named_folders().collect();
                 let opened: Vec<Opened> = named
                     .iter()
-                    .map(|&i| open_subfolder(&fd, &listing.names[i].0, false))
+                    .map(|&i| open_subfolder(&fd, &listing.names[i].name, false))
                     .collect();
                 let finished = &finished;
                 let level = {
@@ -317,7 +318,7 @@ impl Walker {
         listing.finish(&fd);
         let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|(_, t)| kind_of_type(*t)));
+            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
         let entries = stat_all(&fd, names, false, &self.census);
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
@@ -378,15 +379,14 @@ enum Opened {
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
 /// whoever enters them.
-fn stat_all(
-    fd: &OwnedFd,
-    names: Vec<(OsString, FileType)>,
-    follow: bool,
-    census: &Counters,
-) -> Vec<Entry> {
-    let entry = |(name, dtype): (OsString, FileType)| Entry {
-        stat: stat_entry(fd, &name, follow, Some(dtype), census),
-        name,
+fn stat_all(fd: &OwnedFd, names: Vec<Named>, follow: bool, census: &Counters) -> Vec<Entry> {
+    let entry = |named: Named| Entry {
+        stat: stat_entry(fd, &named.name, follow, Some(named.dtype), census),
+        listed: Some(Listed {
+            kind: kind_of_type(named.dtype),
+            ino: named.ino,
+        }),
+        name: named.name,
         contents: Contents::None,
     };
     if names.len() >= CHUNKED_FOLDER {

@@ -14,9 +14,16 @@ use rustix::fs::{FileType, RawDir};
 /// getdents64 buffer size; larger buffers mean fewer calls on wide folders.
 const LISTING_BUFFER: usize = 64 * 1024;
 
+/// One name as getdents64 gave it: with its `d_type` and `d_ino`.
+pub(super) struct Named {
+    pub(super) name: OsString,
+    pub(super) dtype: FileType,
+    pub(super) ino: u64,
+}
+
 /// A folder's names with their `d_type`s, in the order getdents64 returns them.
 pub(super) struct Listing {
-    pub(super) names: Vec<(OsString, FileType)>,
+    pub(super) names: Vec<Named>,
     /// The error that cut the listing short.
     pub(super) error: Option<io::Error>,
     /// Whether the end has not been met yet: the last call filled a batch, and only
@@ -27,7 +34,7 @@ pub(super) struct Listing {
 impl Listing {
     /// Indexes of the entries whose `d_type` says folder.
     pub(super) fn named_folders(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.names.len()).filter(|&i| self.names[i].1 == FileType::Directory)
+        (0..self.names.len()).filter(|&i| self.names[i].dtype == FileType::Directory)
     }
 
     /// Reads on from where the first batch stopped, to the end or an error.
@@ -84,7 +91,11 @@ fn read_batches(
                 let name = entry.file_name().to_bytes();
                 if name != b"." && name != b".." {
                     let name = OsStr::from_bytes(name).to_os_string();
-                    listing.names.push((name, entry.file_type()));
+                    listing.names.push(Named {
+                        name,
+                        dtype: entry.file_type(),
+                        ino: entry.ino(),
+                    });
                 }
             }
         }

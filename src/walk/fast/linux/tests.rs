@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::walk::FileKind;
+use rustix::fs::FileType;
 
 fn walker() -> Walker {
     Walker {
@@ -51,8 +52,8 @@ fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
 #[test]
 fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
     let (_dir, fd, mut listing) = listed_folder();
-    for (_, dtype) in &mut listing.names {
-        *dtype = FileType::Unknown;
+    for named in &mut listing.names {
+        named.dtype = FileType::Unknown;
     }
     let top = pipelined(fd, listing);
     let sub = child(entries(&top), "sub");
@@ -63,9 +64,9 @@ fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
 #[test]
 fn a_d_type_the_stat_contradicts_lists_nothing() {
     let (_dir, fd, mut listing) = listed_folder();
-    for (name, dtype) in &mut listing.names {
-        if name == "g" {
-            *dtype = FileType::Directory;
+    for named in &mut listing.names {
+        if named.name == "g" {
+            named.dtype = FileType::Directory;
         }
     }
     let top = pipelined(fd, listing);
@@ -80,8 +81,8 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
     for late_folder in [false, true] {
         let (_dir, fd, mut listing) = listed_folder();
         if late_folder {
-            for (_, dtype) in &mut listing.names {
-                *dtype = FileType::Unknown;
+            for named in &mut listing.names {
+                named.dtype = FileType::Unknown;
             }
         }
         let named: Vec<usize> = listing.named_folders().collect();
