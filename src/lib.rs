@@ -15,6 +15,7 @@ pub mod flagset;
 pub mod matrix;
 pub mod normalize;
 pub mod outcome;
+pub mod probe;
 pub mod report;
 pub mod settings;
 pub mod walk;

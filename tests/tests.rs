@@ -10,6 +10,7 @@ mod fixtures;
 mod flagsets;
 mod guard;
 mod guide;
+mod probe;
 mod project;
 mod reports;
 mod rules;

@@ -10,6 +10,7 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod probe;
 pub mod progress;
 pub mod summary;
 pub mod text;

@@ -82,11 +82,7 @@ pub struct RunExtras {
 pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsError> {
     let self_check = extras.mode.self_check;
     let (mut reference, mut candidate) = arms(options, self_check)?;
-    let mut trees = match options.trees.is_empty() {
-        true => standard_trees()?,
-        false => options.trees.iter().map(tree).collect::<Result<_, _>>()?,
-    };
-    distinct_names(&mut trees);
+    let trees = trees(&options.trees)?;
     let mut warnings = Vec::new();
     let (flag_sets, groups) = flag_sets::chosen(options, &reference, &mut warnings)?;
     let argv0 = (options.argv0.as_ref())
@@ -183,6 +179,22 @@ fn half_arms(one: &Given<String>, options: &Layer) -> SettingsError {
         lacks,
         flag,
     }
+}
+
+/// The trees named, each by a built-in name, a folder or a spec file, with names
+/// made distinct; the standard trees when none is named.
+pub fn trees(named: &[Given<String>]) -> Result<Vec<TreeSource>, SettingsError> {
+    let mut trees = match named.is_empty() {
+        true => standard_trees()?,
+        false => named.iter().map(tree).collect::<Result<_, _>>()?,
+    };
+    distinct_names(&mut trees);
+    Ok(trees)
+}
+
+/// A lister's command for `probe --cand`: split and its program found, as an arm's.
+pub fn lister(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
+    Ok(arm(given)?.command)
 }
 
 /// eqcheck's own engines: reference against fast.

@@ -20,7 +20,7 @@ pub enum FileKind {
 }
 
 /// Where a field's value came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Source {
     /// The directory listing call itself (`getdents64`'s `d_ino`, a `getattrlistbulk`
@@ -63,7 +63,9 @@ impl<T> Field<T> {
 }
 
 /// A time as seconds and nanoseconds since the Unix epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Timestamp {
     pub secs: i64,
     pub nanos: u32,

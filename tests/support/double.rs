@@ -6,6 +6,9 @@
 //! eqcheck-double print TEXT              TEXT (with \n and \t escapes) on stdout
 //! eqcheck-double exit CODE [TEXT]        TEXT as `print` does, then exits with CODE
 //! eqcheck-double sleep SECS              sleeps, then prints `woke`
+//! eqcheck-double dump [PLANTS...] TREE   one JSON record per entry of TREE, as
+//!                                        `eqcheck probe --cand` reads them, with
+//!                                        faults planted on request (double/dump.rs)
 //! eqcheck-double complain NAME...        `ARGV0: cannot access 'NAME'` on stderr for
 //!                                        each NAME, where ARGV0 is the name it was
 //!                                        run by, then exits 1, as du does
@@ -43,6 +46,10 @@
 //! (such as the tree's path eqcheck appends). `drop-every`'s texts run to the end:
 //! give its flag-set file an empty `operand =`, or the tree's path is one more line.
 
+#[cfg(unix)]
+#[path = "double/dump.rs"]
+mod dump;
+
 use std::io::Write;
 use std::process::{Command, ExitCode};
 
@@ -68,6 +75,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("complain") => complain(&args[1..]),
+        #[cfg(unix)]
+        Some("dump") => dump::dump(&args[1..]),
         Some("crash") => std::process::abort(),
         Some("signal") => end_by_signal(args.get(1).map_or("", String::as_str)),
         Some("items") => print_items(&args[1..]),

@@ -1,7 +1,10 @@
 //! The command line: clap's derive structs, and the one place that turns them into
-//! the plain option structs the rest of the crate takes. No other file imports clap.
+//! the plain option structs the rest of the crate takes. No module outside
+//! `cli` imports clap (`cli::probe` holds the probe's options).
 //! The shell completions and the man page are generated here from the same
 //! definition, so they cannot fall behind the flags.
+
+mod probe;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -46,6 +49,9 @@ enum Command {
     },
     /// Print eqcheck's man page (roff) to stdout.
     Man,
+    /// Compare, entry by entry and field by field, the stat fields a fast listing
+    /// gives with read_dir + lstat, and count what the listing typed.
+    Probe(probe::ProbeArgs),
 }
 
 /// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
@@ -204,6 +210,16 @@ enum GuardArg {
     Off,
 }
 
+impl From<GuardArg> for Guard {
+    fn from(guard: GuardArg) -> Guard {
+        match guard {
+            GuardArg::Metadata => Guard::Metadata,
+            GuardArg::Content => Guard::Content,
+            GuardArg::Off => Guard::Off,
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 enum EngineArg {
     Reference,
@@ -245,6 +261,7 @@ pub fn main() -> Result<u8, Failure> {
         Some(Command::Trees(command)) => trees(command),
         Some(Command::Completions { shell }) => completions(shell).map_err(Failure::harness),
         Some(Command::Man) => man().map_err(Failure::harness),
+        Some(Command::Probe(args)) => probe::probe(args),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
@@ -305,16 +322,9 @@ fn given(args: &RunArgs) -> Layer {
         timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
         runs: args.runs.map(|n| Given::flag("--runs", n)),
         jobs: args.jobs.map(|n| Given::flag("--jobs", n)),
-        guard: args.guard.map(|guard| {
-            Given::flag(
-                "--guard",
-                match guard {
-                    GuardArg::Metadata => Guard::Metadata,
-                    GuardArg::Content => Guard::Content,
-                    GuardArg::Off => Guard::Off,
-                },
-            )
-        }),
+        guard: args
+            .guard
+            .map(|guard| Given::flag("--guard", Guard::from(guard))),
         as_user: text("--as-user", &args.as_user),
         argv0: text("--argv0", &args.argv0),
         env: Vec::new(),

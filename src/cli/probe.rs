@@ -1,0 +1,75 @@
+//! `eqcheck probe`'s command line: which trees, which candidate (one of eqcheck's
+//! engines, or a lister's dump command), the guard and the report files, turned
+//! into a [`ProbeRequest`] and run.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{EngineArg, GuardArg};
+use crate::exit::Failure;
+use crate::probe::{self, Candidate, ProbeRequest};
+use crate::report::probe::ProbeReports;
+use crate::settings::{resolve, Given, Guard};
+use crate::walk::Engine;
+
+#[derive(Args, Debug)]
+pub(super) struct ProbeArgs {
+    /// A tree from trees/ by name, or an existing folder (never written to).
+    /// Repeatable; the standard trees when none is named.
+    #[arg(long = "tree", value_name = "NAME|PATH")]
+    trees: Vec<String>,
+    /// Which of eqcheck's engines to probe. [default: fast]
+    #[arg(long, value_enum, conflicts_with = "candidate")]
+    engine: Option<EngineArg>,
+    /// Probe a lister instead: its dump command, split shell-word style, which
+    /// prints one JSON object per entry (see docs/probe.md); `{tree}` is replaced
+    /// by the tree's path, which is appended otherwise.
+    #[arg(long = "cand", value_name = "CMD ARGS")]
+    candidate: Option<String>,
+    /// How closely each tree is fingerprinted around the probe. [default: metadata]
+    #[arg(long, value_enum, value_name = "HOW")]
+    guard: Option<GuardArg>,
+    /// Write the JSON report here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write a Markdown report here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+}
+
+/// Resolves the probe's options, runs it and writes its reports; the exit code is
+/// 1 on any unexplained difference.
+pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
+    let named: Vec<Given<String>> = (args.trees.iter())
+        .map(|t| Given::flag("--tree", t.clone()))
+        .collect();
+    let trees = resolve::trees(&named).map_err(Failure::usage)?;
+    let candidate = match &args.candidate {
+        Some(text) => {
+            let given = Given::flag("--cand", text.clone());
+            Candidate::Lister(resolve::lister(&given).map_err(Failure::usage)?)
+        }
+        None => Candidate::Engine(match args.engine {
+            Some(EngineArg::Reference) => Engine::Reference,
+            Some(EngineArg::Fast) | None => Engine::Fast,
+        }),
+    };
+    let guard = match args.guard.map(Guard::from).unwrap_or_default() {
+        Guard::Metadata => Some(crate::fixtures::fingerprint::Depth::Metadata),
+        Guard::Content => Some(crate::fixtures::fingerprint::Depth::Content),
+        Guard::Off => None,
+    };
+    let reports = ProbeReports::open(args.json.as_deref(), args.markdown.as_deref())
+        .map_err(Failure::usage)?;
+    let request = ProbeRequest {
+        trees,
+        candidate,
+        guard,
+    };
+    let outcome = probe::run(&request);
+    crate::cleanup::exit_if_interrupted();
+    let outcome = outcome.map_err(Failure::harness)?;
+    reports.write(&outcome).map_err(Failure::harness)?;
+    Ok(outcome.exit_code())
+}

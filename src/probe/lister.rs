@@ -1,0 +1,309 @@
+//! Probing any lister: a third-party walker's dump mode prints one JSON object per
+//! entry (NDJSON), with `path` and any subset of the fields, and the probe compares
+//! those with what read_dir + lstat say. The format is in `docs/probe.md`:
+//!
+//! ```text
+//! {"path":"src/main.rs","type":"file","size":1200,"blocks":8,"inode":1234,
+//!  "mtime":{"secs":1700000000,"nanos":5}}
+//! {"path_bytes":[110,97,109,101,255],"type":"file"}
+//! ```
+//!
+//! A name that is not UTF-8 is given as `path_bytes`, its bytes, instead of `path`.
+//!
+//! A field a record leaves out is unknown. A key the format does not have, a value
+//! of the wrong kind or a line that is not one JSON object is an error naming the
+//! line, never a silently unknown field.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+use super::record::{FieldName, Known, Record, Value};
+use crate::flagset::TREE_PLACEHOLDER;
+use crate::walk::stat::{Source, Timestamp};
+use crate::walk::FileKind;
+
+/// Why a lister's records could not be had: the probe then ends in an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ListerError {
+    #[error("cannot run the lister `{command}`")]
+    Spawn { command: String, source: io::Error },
+    #[error("the lister `{command}` ended with {status}; its stderr: {stderr}")]
+    Failed {
+        command: String,
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
+    #[error("cannot read the lister's output")]
+    Read(#[source] io::Error),
+    #[error("the lister's line {line}: {message}")]
+    Line { line: usize, message: String },
+}
+
+/// One line of the dump, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    /// The path, when it is UTF-8 ...
+    path: Option<String>,
+    /// ... or its bytes, for a name that is not.
+    path_bytes: Option<Vec<u8>>,
+    #[serde(rename = "type")]
+    kind: Option<Kind>,
+    mode: Option<u64>,
+    size: Option<u64>,
+    blocks: Option<u64>,
+    block_size: Option<u64>,
+    inode: Option<u64>,
+    device: Option<u64>,
+    nlink: Option<u64>,
+    uid: Option<u64>,
+    gid: Option<u64>,
+    atime: Option<Timestamp>,
+    mtime: Option<Timestamp>,
+    ctime: Option<Timestamp>,
+    btime: Option<Timestamp>,
+}
+
+/// `type` as the dump spells it.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    BlockDevice,
+    CharDevice,
+}
+
+impl From<Kind> for FileKind {
+    fn from(kind: Kind) -> FileKind {
+        match kind {
+            Kind::File => FileKind::File,
+            Kind::Dir => FileKind::Dir,
+            Kind::Symlink => FileKind::Symlink,
+            Kind::Fifo => FileKind::Fifo,
+            Kind::Socket => FileKind::Socket,
+            Kind::BlockDevice => FileKind::BlockDevice,
+            Kind::CharDevice => FileKind::CharDevice,
+        }
+    }
+}
+
+/// Runs the lister on the tree at `root` and reads its records. `command` is split
+/// already; `{tree}` in it is replaced by the root, or the root is appended. Its
+/// output goes to a file in `scratch`, never wholly into memory as text.
+pub fn run(command: &[String], root: &Path, scratch: &Path) -> Result<Vec<Record>, ListerError> {
+    let shown = shell_words::join(command);
+    let argv = with_tree(command, root);
+    let out_path = scratch.join("lister.ndjson");
+    let err_path = scratch.join("lister.err");
+    let spawn = |source| ListerError::Spawn {
+        command: shown.clone(),
+        source,
+    };
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).map_err(spawn)?)
+        .stderr(File::create(&err_path).map_err(spawn)?)
+        .status()
+        .map_err(spawn)?;
+    if !status.success() {
+        let stderr = std::fs::read(&err_path).unwrap_or_default();
+        return Err(ListerError::Failed {
+            command: shown,
+            status,
+            stderr: String::from_utf8_lossy(&stderr).trim_end().to_string(),
+        });
+    }
+    let file = File::open(&out_path).map_err(ListerError::Read)?;
+    read(BufReader::new(file), root)
+}
+
+fn with_tree(command: &[String], root: &Path) -> Vec<std::ffi::OsString> {
+    let root = root.as_os_str();
+    let placed = command.iter().any(|w| w.contains(TREE_PLACEHOLDER));
+    let mut argv: Vec<std::ffi::OsString> = command
+        .iter()
+        .map(|word| {
+            let parts: Vec<&str> = word.split(TREE_PLACEHOLDER).collect();
+            let mut out = std::ffi::OsString::from(parts[0]);
+            for part in &parts[1..] {
+                out.push(root);
+                out.push(part);
+            }
+            out
+        })
+        .collect();
+    if !placed {
+        argv.push(root.to_os_string());
+    }
+    argv
+}
+
+/// Reads a dump: one record per non-empty line.
+pub fn read(input: impl BufRead, root: &Path) -> Result<Vec<Record>, ListerError> {
+    let mut records = Vec::new();
+    for (index, line) in input.split(b'\n').enumerate() {
+        let line = line.map_err(ListerError::Read)?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let at = |message: String| ListerError::Line {
+            line: index + 1,
+            message,
+        };
+        let parsed: Line = serde_json::from_slice(&line).map_err(|e| at(e.to_string()))?;
+        let written = match (&parsed.path, &parsed.path_bytes) {
+            (Some(path), None) => PathBuf::from(path),
+            (None, Some(bytes)) => path_of_bytes(bytes),
+            _ => return Err(at("give `path` or `path_bytes`, one of them".into())),
+        };
+        let path = inside(&written, root).map_err(at)?;
+        records.push(record(parsed, path));
+    }
+    Ok(records)
+}
+
+#[cfg(unix)]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+/// Elsewhere names are Unicode: bytes are read as UTF-8, lossily.
+#[cfg(not(unix))]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// A record's path as a path inside the tree: absolute ones must lie in it.
+fn inside(path: &Path, root: &Path) -> Result<PathBuf, String> {
+    let written = path.display();
+    let relative = match path.strip_prefix(root) {
+        Ok(inside) => inside,
+        Err(_) if path.is_absolute() => {
+            return Err(format!(
+                "`{written}` is not inside the tree {}",
+                root.display()
+            ))
+        }
+        Err(_) => path,
+    };
+    let normal: PathBuf = (relative.components())
+        .filter(|c| *c != Component::CurDir)
+        .collect();
+    if normal.components().any(|c| c == Component::ParentDir) {
+        return Err(format!("`{written}` climbs out with `..`"));
+    }
+    Ok(match normal.as_os_str().is_empty() {
+        true => PathBuf::from("."),
+        false => normal,
+    })
+}
+
+fn record(line: Line, path: PathBuf) -> Record {
+    let mut known = Vec::new();
+    let mut push = |field, value: Option<Value>| {
+        if let Some(value) = value {
+            known.push(Known {
+                field,
+                source: Source::Lister,
+                value,
+            });
+        }
+    };
+    push(FieldName::Type, line.kind.map(|k| Value::Kind(k.into())));
+    let numbers = [
+        (FieldName::Mode, line.mode),
+        (FieldName::Size, line.size),
+        (FieldName::Blocks, line.blocks),
+        (FieldName::BlockSize, line.block_size),
+        (FieldName::Inode, line.inode),
+        (FieldName::Device, line.device),
+        (FieldName::Nlink, line.nlink),
+        (FieldName::Uid, line.uid),
+        (FieldName::Gid, line.gid),
+    ];
+    for (field, value) in numbers {
+        push(field, value.map(Value::Number));
+    }
+    let times = [
+        (FieldName::Atime, line.atime),
+        (FieldName::Mtime, line.mtime),
+        (FieldName::Ctime, line.ctime),
+        (FieldName::Btime, line.btime),
+    ];
+    for (field, value) in times {
+        push(field, value.map(Value::Time));
+    }
+    Record { path, known }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> Result<Vec<Record>, String> {
+        read(text.as_bytes(), Path::new("/t/web")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn records_take_only_the_fields_written() {
+        let text = "{\"path\":\"/t/web/a\",\"type\":\"file\",\"size\":3}\n\n{\"path\":\".\"}\n";
+        let records = parsed(text).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].path, Path::new("a"));
+        let fields: Vec<FieldName> = records[0].known.iter().map(|k| k.field).collect();
+        assert_eq!(fields, [FieldName::Type, FieldName::Size]);
+        assert_eq!(records[1].path, Path::new("."));
+        assert!(records[1].known.is_empty());
+    }
+
+    #[test]
+    fn a_bad_line_is_named_by_its_number() {
+        let bad = [
+            ("{\"path\":\"a\"}\nnot json\n", "the lister's line 2: "),
+            (
+                "{\"path\":\"a\",\"colour\":1}\n",
+                "the lister's line 1: unknown field `colour`",
+            ),
+            (
+                "{\"path\":\"a\",\"size\":\"big\"}\n",
+                "the lister's line 1: invalid type",
+            ),
+            (
+                "{\"path\":\"/elsewhere/a\"}\n",
+                "the lister's line 1: `/elsewhere/a` is not inside",
+            ),
+            (
+                "{\"path\":\"../a\"}\n",
+                "the lister's line 1: `../a` climbs out",
+            ),
+        ];
+        for (text, expected) in bad {
+            let message = parsed(text).unwrap_err();
+            assert!(message.starts_with(expected), "{text:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn the_tree_goes_where_the_command_places_it_or_last() {
+        let root = Path::new("/t/web");
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            with_tree(&words(&["dump", "--root={tree}"]), root),
+            ["dump", "--root=/t/web"]
+        );
+        assert_eq!(
+            with_tree(&words(&["dump", "-a"]), root),
+            ["dump", "-a", "/t/web"]
+        );
+    }
+}
