@@ -58,7 +58,10 @@ impl Capability<'_> {
             }
             Capability::MountTmpfs => {
                 let scratch = temp_dir();
-                Tmpfs::mount(scratch.path()).is_ok()
+                // Bound here, the tmpfs is unmounted before its folder is removed; as
+                // the block's value it would outlive `scratch` and leave the folder.
+                let mounted = Tmpfs::mount(scratch.path()).is_ok();
+                mounted
             }
             Capability::Program(name) => {
                 let path = std::env::var_os("PATH").unwrap_or_default();
