@@ -6,6 +6,7 @@
 mod arms;
 mod big_outputs;
 mod corners;
+mod filesystems;
 mod fixtures;
 mod flagsets;
 mod guard;

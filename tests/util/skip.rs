@@ -3,7 +3,9 @@
 //! need is never a quiet pass. `skip_unless` writes `SKIPPED <test>: needs ...` to
 //! stderr past the harness's capture, and with `EQCHECK_REQUIRE_ALL=1` (as CI runs
 //! the suite) it fails the test instead, naming what is missing. The tmpfs a test
-//! mounts is here too: mounting one is how that need is probed.
+//! mounts is here too: mounting one is how that need is probed. The needs of the
+//! file-system tests (a private mount namespace, a loop device, a kernel that knows
+//! the file system) are each probed by trying the smallest real use.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -41,6 +43,14 @@ pub enum Capability<'a> {
     MountTmpfs,
     /// A program on PATH: a shell a completion script is checked with, groff.
     Program(&'a str),
+    /// `unshare --mount --propagation private` runs: mounts made inside it never
+    /// reach the host's mount table.
+    PrivateMounts,
+    /// A loop device can be attached to a file (tried on a scratch file, detached
+    /// at once): what mounting a file-system image needs.
+    LoopDevice,
+    /// The running kernel knows this file system (`/proc/filesystems` lists it).
+    KernelFileSystem(&'a str),
 }
 
 impl Capability<'_> {
@@ -58,12 +68,19 @@ impl Capability<'_> {
             }
             Capability::MountTmpfs => {
                 let scratch = temp_dir();
-                Tmpfs::mount(scratch.path()).is_ok()
+                // Bound here, the tmpfs is unmounted before its folder is removed; as
+                // the block's value it would outlive `scratch` and leave the folder.
+                let mounted = Tmpfs::mount(scratch.path()).is_ok();
+                mounted
             }
-            Capability::Program(name) => {
-                let path = std::env::var_os("PATH").unwrap_or_default();
-                std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
+            Capability::Program(name) => on_path(name),
+            Capability::PrivateMounts => {
+                let unshare = ["--mount", "--propagation", "private", "true"];
+                succeeds(Command::new("unshare").args(unshare)).is_some()
             }
+            Capability::LoopDevice => loop_device_attaches(),
+            Capability::KernelFileSystem(name) => std::fs::read_to_string("/proc/filesystems")
+                .is_ok_and(|known| known.lines().any(|l| l.split('\t').nth(1) == Some(name))),
             // Users other than root and the owner are Unix ideas.
             #[cfg(not(unix))]
             Capability::Root | Capability::OthersCanReach(_) => false,
@@ -94,8 +111,54 @@ impl fmt::Display for Capability<'_> {
             }
             Capability::MountTmpfs => write!(f, "needs to mount a tmpfs (root, CAP_SYS_ADMIN)"),
             Capability::Program(name) => write!(f, "needs {name} on PATH"),
+            Capability::PrivateMounts => write!(
+                f,
+                "needs a private mount namespace (unshare --mount, root or CAP_SYS_ADMIN)"
+            ),
+            Capability::LoopDevice => write!(
+                f,
+                "needs to attach a loop device (root, /dev/loop-control, losetup on PATH)"
+            ),
+            Capability::KernelFileSystem(name) => write!(
+                f,
+                "needs a kernel that knows {name} (listed in /proc/filesystems)"
+            ),
         }
     }
+}
+
+fn on_path(name: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
+}
+
+/// Whether a loop device attaches to a scratch file; it is detached at once, so the
+/// probe leaves nothing behind on the host.
+fn loop_device_attaches() -> bool {
+    let scratch = temp_dir();
+    let image = scratch.path().join("image");
+    let made = std::fs::File::create(&image).and_then(|f| f.set_len(1 << 20));
+    if made.is_err() {
+        return false;
+    }
+    let mut attach = Command::new("losetup");
+    attach.args(["--find", "--show"]).arg(&image);
+    let Some(device) = succeeds(&mut attach) else {
+        return false;
+    };
+    let device = String::from_utf8_lossy(&device).trim().to_string();
+    !device.is_empty() && succeeds(Command::new("losetup").args(["--detach", &device])).is_some()
+}
+
+/// A probe's stdout when it ran and exited 0; a program that is missing is no
+/// failure of the test, only a need it lacks.
+fn succeeds(command: &mut Command) -> Option<Vec<u8>> {
+    let out = command
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
 }
 
 /// Whether `program --version` on PATH says GNU.
