@@ -120,8 +120,7 @@ fn checks_inside_a_private_mount_namespace() {
     for line in &prepared.skipped {
         eprintln!("{fs}: trees build: {line}");
     }
-    probe_on(fs, &prepared.trees);
-    let mut cases = Vec::new();
+    let mut cases = probe_cases(fs, &prepared.trees);
     let arms = [("root", me()), ("uid 65534", unprivileged_arm(&scratch))];
     for tree in &prepared.trees {
         for (who, arm) in &arms {
@@ -135,12 +134,54 @@ fn checks_inside_a_private_mount_namespace() {
     all_pass(cases);
 }
 
-/// The probe's place on each file system. Once `eqcheck probe` exists, its census
-/// check belongs here: on ext2 made without `filetype` every entry must be counted
-/// unknown and stat'ed at least once by the fast listing, and on the others the
-/// census says which kinds getdents64 typed. It is called on every file system
-/// already, so adding the check changes this function alone.
-fn probe_on(_fs: FileSystem, _trees: &[PathBuf]) {}
+/// `eqcheck probe` on each tree: the fast engine's fields agree with read_dir +
+/// lstat or have a reason, and the census says what the file system's listing
+/// does: on ext2 made without `filetype` every entry is unknown and stat'ed at
+/// least once; elsewhere getdents64 types every entry.
+fn probe_cases(fs: FileSystem, trees: &[PathBuf]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for tree in trees {
+        let out = run([
+            OsString::from("probe"),
+            "--tree".into(),
+            tree.clone().into_os_string(),
+            "--json".into(),
+            "-".into(),
+        ]);
+        let name = format!("{fs}: eqcheck probe --tree {}", tree.display());
+        cases.push((name, probe_result(fs, &out)));
+    }
+    cases
+}
+
+fn probe_result(fs: FileSystem, out: &Output) -> Result<(), String> {
+    if out.code != Some(0) {
+        return Err(format!(
+            "exit {:?}, not 0 (no unexplained difference)\n{out}",
+            out.code
+        ));
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("not JSON: {e}\n{out}"))?;
+    let census = &report["trees"][0]["census"];
+    let count = |key: &str| census[key].as_u64().unwrap_or(0);
+    let listed: u64 = ["folders", "files", "symlinks", "other", "unknown"]
+        .iter()
+        .map(|k| count(k))
+        .sum();
+    let stats = count("statx") + count("fstatat");
+    let expected_unknown = match fs {
+        FileSystem::Ext2NoFiletype => listed,
+        _ => 0,
+    };
+    if listed == 0 || count("unknown") != expected_unknown || stats < listed {
+        return Err(format!(
+            "census: {listed} listed, {} unknown (expected {expected_unknown}), {stats} stats\n{out}",
+            count("unknown")
+        ));
+    }
+    Ok(())
+}
 
 /// Each set of [`WALK_SETS`] on one tree run by one arm: both engines print the
 /// same bytes and exit alike. Named with the file system and the user.

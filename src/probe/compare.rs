@@ -5,7 +5,8 @@
 //!   before the reference looked at it);
 //! - an entry that changed between the two looks (a re-stat finds its ctime where
 //!   the reference saw it, and the candidate saw another);
-//! - a mount point, whose listing names the inode of the folder under it;
+//! - a mount point, whose listing names the inode of the folder under it, or a
+//!   btrfs subvolume's root, listed by the subvolume's id;
 //! - a quirk of a named file system, from [`QUIRKS`].
 //!
 //! Every other difference is unexplained, and the first of each field and source
@@ -279,7 +280,10 @@ impl<'a> Explainer<'a> {
             && candidate.source == Source::Listing
             && self.is_mount_point(&theirs.path)
         {
-            return Some("a mount point: the listing names the folder under it".into());
+            return Some(
+                "a mount point or a subvolume's root: the listing names another inode than stat"
+                    .into(),
+            );
         }
         let magic = self.magic_of(theirs)?;
         QUIRKS
