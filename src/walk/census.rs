@@ -22,8 +22,8 @@ pub struct Census {
     pub unknown: u64,
     /// `statx` calls made.
     pub statx: u64,
-    /// `fstatat` calls made: where `statx` is refused, and to tell a dangling link
-    /// whose listing gave no type.
+    /// `fstatat` calls made: where `statx` is refused, and, with `-L`, to tell a
+    /// dangling link from a name that is gone.
     pub fstatat: u64,
     /// `statx` calls the kernel refused (ENOSYS, or EPERM under an old seccomp
     /// profile), each answered by `fstatat` instead.

@@ -11,7 +11,8 @@
 //! a chain in a loop, not by recursion, and settles the levels from the bottom up
 //! once their jobs are done. The stats still decide: a folder entered on its
 //! `d_type` whose stat says otherwise is dropped, and a folder whose `d_type` said
-//! nothing is entered once its stat is in.
+//! nothing is entered once its stat is in. What a name that vanished or changed
+//! kind since the listing is reported as is said at [`stat_entry`].
 //!
 //! Descriptors: a folder with few subfolders opens them and hands itself to the
 //! stat job (or closes itself) before they are listed; at most
@@ -85,13 +86,7 @@ struct Walker {
 
 impl Walker {
     fn operand(&self, operand: &OsStr) -> Entry {
-        let stat = stat_entry(
-            CWD,
-            operand,
-            self.options.follow_symlinks,
-            None,
-            &self.census,
-        );
+        let stat = stat_entry(CWD, operand, self.options.follow_symlinks, &self.census);
         let contents = match &stat {
             Ok(fields) => {
                 let root_dev = fields.dev.map(|d| d.value);
@@ -384,8 +379,8 @@ fn stat_all(
     follow: bool,
     census: &Counters,
 ) -> Vec<Entry> {
-    let entry = |(name, dtype): (OsString, FileType)| Entry {
-        stat: stat_entry(fd, &name, follow, Some(dtype), census),
+    let entry = |(name, _): (OsString, FileType)| Entry {
+        stat: stat_entry(fd, &name, follow, census),
         name,
         contents: Contents::None,
     };
