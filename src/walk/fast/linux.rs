@@ -10,7 +10,8 @@
 //! the end), stats every entry and closes the folder. The thread goes on down such
 //! a chain in a loop, not by recursion, and settles the levels from the bottom up
 //! once their jobs are done. The stats still decide: a folder entered on its
-//! `d_type` whose stat says otherwise is dropped, and a folder whose `d_type` said
+//! `d_type` whose stat says otherwise (it was replaced meanwhile) is dropped, what
+//! it listed counted as overruled in the census, and a folder whose `d_type` said
 //! nothing is entered once its stat is in. What a name that vanished or changed
 //! kind since the listing is reported as is said at [`stat_entry`].
 //!
@@ -289,6 +290,8 @@ impl Walker {
         for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
                 entries[i].contents = contents;
+            } else {
+                self.census.overruled(entries_below(&contents));
             }
         }
         if let Some((fd, slot, late)) = late {
@@ -395,6 +398,19 @@ fn stat_all(
     } else {
         names.into_iter().map(entry).collect()
     }
+}
+
+/// How many entries a listing holds at every level below it; a loop, not a
+/// recursion, since a dropped listing may be a chain of any depth.
+fn entries_below(contents: &Contents) -> u64 {
+    let (mut count, mut pending) = (0, vec![contents]);
+    while let Some(contents) = pending.pop() {
+        if let Contents::Listed { entries, .. } = contents {
+            count += entries.len() as u64;
+            pending.extend(entries.iter().map(|e| &e.contents));
+        }
+    }
+    count
 }
 
 /// Opens a subfolder relative to its parent's descriptor, through a link only when
