@@ -10,6 +10,7 @@ mod fixtures;
 mod flagsets;
 mod guard;
 mod guide;
+mod hardening;
 mod project;
 mod reports;
 mod rules;
