@@ -6,4 +6,5 @@
 //! the tree; each check was seen failing against a planted fault in the engine.
 #![cfg(target_os = "linux")]
 
+mod mounts;
 mod race;
