@@ -8,3 +8,4 @@
 
 mod mounts;
 mod race;
+mod unsearchable;
