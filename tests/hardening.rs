@@ -7,5 +7,6 @@
 #![cfg(target_os = "linux")]
 
 mod mounts;
+mod no_statx;
 mod race;
 mod unsearchable;

@@ -40,7 +40,9 @@ pub(super) fn stat_entry<Fd: AsFd>(
     } else {
         match rustix::fs::statx(&dir, name, flags, mask) {
             // A kernel without statx, or a seccomp profile older than it: every
-            // later stat goes straight to fstatat.
+            // later stat goes straight to fstatat. rustix already reports a first
+            // refusal as ENOSYS, whatever its errno, once its own probe finds the
+            // call missing; EPERM comes through only after statx once worked.
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
                 STATX_REFUSED.store(true, Relaxed);
                 census.stat(StatCall::StatxRefused);
