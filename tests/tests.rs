@@ -11,6 +11,7 @@ mod fixtures;
 mod flagsets;
 mod guard;
 mod guide;
+mod hardening;
 mod probe;
 mod project;
 mod reports;

@@ -22,7 +22,7 @@ mod skip;
 
 #[cfg(unix)]
 pub use random_tree::random_tree;
-pub use skip::{skip_unless, Capability, Tmpfs};
+pub use skip::{skip_unless, Capability, Mount};
 
 /// A run that has not ended by then is killed and fails its test. A safety net
 /// against hangs (a walker looping on a symlink cycle), never a timing assertion.

@@ -1,9 +1,9 @@
 //! `eqcheck walk` end to end: the fast engine prints the same bytes as the reference
 //! engine on the basic tree and on seeded random trees, both agree with GNU du
 //! (after sorting lines) wherever du is installed, output comes post-order with
-//! children sorted by name bytes, and unreadable folders, symlink loops and mount
-//! points are handled as du handles them. The comparison helpers are themselves
-//! shown to fail on planted differences.
+//! children sorted by name bytes, and unreadable folders and symlink loops are
+//! handled as du handles them (mount points are `hardening::mounts`'s). The
+//! comparison helpers are themselves shown to fail on planted differences.
 #![cfg(unix)]
 
 use std::ffi::OsStr;
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{
     all_pass, assert_exit, built_tree, eqcheck, identical, is_root, lossy, random_tree,
-    reachable_by_others, report, run, run_sorted, set_mode, skip_unless, sorted_lines, temp_dir,
-    Capability, Case, Cmd, Output, Tmpfs,
+    reachable_by_others, report, run, set_mode, skip_unless, sorted_lines, temp_dir, Capability,
+    Case, Cmd, Output,
 };
 
 /// Every walk flag alone and the combinations where flags interact, `|`-separated
@@ -361,32 +361,6 @@ fn symlink_loops_end_with_dereference_and_match_du() {
     symlink("../..", root.join("sub/deeper/top")).expect("top -> ../..");
     let table = "-L | -L -a | -L -a -b | -L --inodes -a | -L -c -a | -a";
     all_pass(all_cases(table, &[&root], &me()));
-}
-
-#[test]
-fn one_file_system_leaves_out_a_mounted_folder() {
-    if skip_unless(Capability::MountTmpfs) {
-        return;
-    }
-    let dir = temp_dir();
-    let (root, mnt) = (dir.path().join("r"), dir.path().join("r/mnt"));
-    fs::create_dir_all(&mnt).expect("mkdir");
-    fs::write(root.join("a"), [1u8; 7000]).expect("write");
-    // Declared after `dir`, so it is unmounted before the folder is removed.
-    let _mounted = Tmpfs::mount(&mnt).unwrap_or_else(|e| panic!("{e}"));
-    fs::create_dir(mnt.join("sub")).expect("mkdir in tmpfs");
-    fs::write(mnt.join("f"), [2u8; 9000]).expect("write in tmpfs");
-    fs::write(mnt.join("sub/g"), [3u8; 20000]).expect("write in tmpfs");
-    let dev = |p: &Path| fs::metadata(p).expect("stat").dev();
-    assert_ne!(dev(&root), dev(&mnt), "the tmpfs is not a separate device");
-    let table = " | -a | -x | -x -a | -x -a -b | -x --inodes -a | -L -x -a | -x -s";
-    all_pass(all_cases(table, &[&root], &me()));
-    let mounted = mnt.display().to_string();
-    let under = |lines: &[Vec<u8>]| lines.iter().filter(|l| lossy(l).contains(&mounted)).count();
-    let (with, all) = run_sorted(&walk(&me(), "fast", "-a", &[&root]), b'\n');
-    let (without, kept) = run_sorted(&walk(&me(), "fast", "-x -a", &[&root]), b'\n');
-    assert_eq!(under(&all), 4, "mnt, mnt/f, mnt/sub, mnt/sub/g\n{with}");
-    assert_eq!(under(&kept), 0, "-x printed the mount\n{without}");
 }
 
 /// Every entry below `root` with its size (0 for folders) and link count, sorted.

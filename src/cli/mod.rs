@@ -15,7 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use crate::exit::Failure;
 use crate::settings::{self, file, resolve, Given, Guard, Layer, RunMode};
 use crate::walk::du::{DuOptions, Unit};
-use crate::walk::{Engine, ListOptions};
+use crate::walk::{Engine, ListOptions, Printed};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -177,6 +177,12 @@ struct WalkArgs {
     /// The nested JSON form instead of lines.
     #[arg(long)]
     json: bool,
+    /// After the walk, print on stderr, as its last line, what the engine's
+    /// listing typed and how many stat calls of each kind it made, as one JSON
+    /// line: {"census": {...}}, or {"census": null} where the engine counts
+    /// nothing (the reference engine; the fast engine off Linux).
+    #[arg(long)]
+    census: bool,
     /// Folders or files to measure.
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<OsString>,
@@ -357,7 +363,10 @@ fn walk(args: WalkArgs) -> u8 {
                 &args.paths,
                 list,
                 &du,
-                args.json,
+                Printed {
+                    json: args.json,
+                    census: args.census,
+                },
                 &mut stdout,
                 &mut stderr.lock(),
             )

@@ -22,18 +22,27 @@ pub struct Census {
     pub unknown: u64,
     /// `statx` calls made.
     pub statx: u64,
-    /// `fstatat` calls made: where `statx` is refused, and to tell a dangling link
-    /// whose listing gave no type.
+    /// `fstatat` calls made: where `statx` is refused, and, with `-L`, to tell a
+    /// dangling link from a name that is gone.
     pub fstatat: u64,
     /// `statx` calls the kernel refused (ENOSYS, or EPERM under an old seccomp
     /// profile), each answered by `fstatat` instead.
     pub statx_refused: u64,
+    /// Entries listed, and counted above, below folders opened on their `d_type`
+    /// whose stat then said not to enter them (replaced by a file or a link between
+    /// the listing and the stat): listed, but not in the walk's result.
+    pub overruled: u64,
 }
 
 impl Census {
     /// Entries the listing returned.
     pub fn listed(&self) -> u64 {
         self.folders + self.files + self.symlinks + self.other + self.unknown
+    }
+
+    /// Entries in the walk's result: those listed, less those overruled.
+    pub fn returned(&self) -> u64 {
+        self.listed() - self.overruled
     }
 
     /// Stat calls of every kind.
@@ -55,6 +64,7 @@ pub(crate) struct Counters {
     statx: AtomicU64,
     fstatat: AtomicU64,
     statx_refused: AtomicU64,
+    overruled: AtomicU64,
 }
 
 /// One kind of stat call.
@@ -109,6 +119,11 @@ impl Counters {
         counter.fetch_add(1, Relaxed);
     }
 
+    /// Counts entries listed that the walk will not return.
+    pub fn overruled(&self, entries: u64) {
+        self.overruled.fetch_add(entries, Relaxed);
+    }
+
     pub fn snapshot(&self) -> Census {
         let get = |c: &AtomicU64| c.load(Relaxed);
         Census {
@@ -120,6 +135,7 @@ impl Counters {
             statx: get(&self.statx),
             fstatat: get(&self.fstatat),
             statx_refused: get(&self.statx_refused),
+            overruled: get(&self.overruled),
         }
     }
 }

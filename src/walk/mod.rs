@@ -178,6 +178,18 @@ pub fn on_walk_pool<T: Send>(
     Ok(pool()?.install(work))
 }
 
+/// What `eqcheck walk` prints besides du's lines and errors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Printed {
+    /// The nested JSON form on stdout instead of lines.
+    pub json: bool,
+    /// After the errors, the engine's census as one JSON line on stderr,
+    /// `{"census": {...}}`, or `{"census": null}` where the engine counts nothing.
+    /// A test reads it from a walk it cannot run in its own process (one under a
+    /// seccomp filter).
+    pub census: bool,
+}
+
 /// `eqcheck walk`: lists, counts and prints as du does; returns du's exit code
 /// (1 when any entry could not be read, after printing everything else).
 pub fn command(
@@ -185,7 +197,7 @@ pub fn command(
     operands: &[OsString],
     list_options: ListOptions,
     du_options: &du::DuOptions,
-    json: bool,
+    printed: Printed,
     stdout: &mut dyn io::Write,
     stderr: &mut dyn io::Write,
 ) -> u8 {
@@ -199,9 +211,10 @@ pub fn command(
     }
     // Only the `eqcheck walk` process calls this, and it exits right after: freeing
     // both trees entry by entry would cost a good part of what listing a chain does.
-    let listed = std::mem::ManuallyDrop::new(list(engine, &operands, list_options));
+    let (listed, census) = list_counted(engine, &operands, list_options);
+    let listed = std::mem::ManuallyDrop::new(listed);
     let accounted = std::mem::ManuallyDrop::new(du::account(&listed, du_options));
-    let written = if json {
+    let written = if printed.json {
         serde_json::to_writer_pretty(&mut *stdout, &du::to_json(&accounted, du_options))
             .map_err(io::Error::from)
             .and_then(|()| writeln!(stdout))
@@ -209,6 +222,10 @@ pub fn command(
         du::write_text(&accounted, du_options, stdout)
     };
     let _ = du::write_errors(&accounted, "eqcheck walk", stderr);
+    if printed.census {
+        let line = serde_json::json!({ "census": census });
+        let _ = writeln!(stderr, "{line}");
+    }
     if let Err(err) = written.and_then(|()| stdout.flush()) {
         if err.kind() != io::ErrorKind::BrokenPipe {
             let _ = writeln!(

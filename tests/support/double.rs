@@ -40,6 +40,11 @@
 //!                                        run; COUNTER is a file (outside the tree)
 //!                                        that counts the runs, and runs sharing it
 //!                                        must not overlap
+//! eqcheck-double no-statx ERRNO PROGRAM ARGS...
+//!                                        runs PROGRAM ARGS (Linux) under a seccomp
+//!                                        filter that fails every `statx` with ERRNO
+//!                                        (ENOSYS, EPERM or a number), as an old
+//!                                        kernel or container profile does
 //! ```
 //!
 //! `print`, `exit`, `signal`, `items` and `bytes` ignore arguments after their own
@@ -52,6 +57,9 @@ mod dump;
 
 use std::io::Write;
 use std::process::{Command, ExitCode};
+
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -123,6 +131,7 @@ fn main() -> ExitCode {
             println!("touched");
             ExitCode::SUCCESS
         }
+        Some("no-statx") => no_statx(&args[1..]),
         Some(mode @ ("walk-drop-line" | "walk-alter-line")) => {
             let line: usize = args
                 .get(1)
@@ -364,4 +373,35 @@ fn complain(names: &[String]) -> ExitCode {
         eprintln!("{}: cannot access '{name}'", argv0.to_string_lossy());
     }
     ExitCode::from(1)
+}
+
+/// `no-statx ERRNO PROGRAM ARGS...`: installs the filter, then becomes PROGRAM, so
+/// every thread PROGRAM starts inherits it.
+#[cfg(target_os = "linux")]
+fn no_statx(args: &[String]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let errno = match args.first().map(String::as_str) {
+        Some("ENOSYS") => Some(libc::ENOSYS),
+        Some("EPERM") => Some(libc::EPERM),
+        Some(number) => number.parse().ok(),
+        None => None,
+    };
+    let (Some(errno), Some(program)) = (errno.and_then(|e| u16::try_from(e).ok()), args.get(1))
+    else {
+        eprintln!("eqcheck-double: no-statx ENOSYS|EPERM|NUMBER PROGRAM [ARGS...]");
+        return ExitCode::from(2);
+    };
+    if let Err(err) = seccomp::refuse_statx(errno) {
+        eprintln!("eqcheck-double: cannot install the seccomp filter: {err}");
+        return ExitCode::from(2);
+    }
+    let err = Command::new(program).args(&args[2..]).exec();
+    eprintln!("eqcheck-double: cannot run {program}: {err}");
+    ExitCode::from(2)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn no_statx(_args: &[String]) -> ExitCode {
+    eprintln!("eqcheck-double: no-statx needs Linux (seccomp)");
+    ExitCode::from(2)
 }

@@ -2,8 +2,8 @@
 //! can reach, ...), and the one way a test may stop early without it: a missing
 //! need is never a quiet pass. `skip_unless` writes `SKIPPED <test>: needs ...` to
 //! stderr past the harness's capture, and with `EQCHECK_REQUIRE_ALL=1` (as CI runs
-//! the suite) it fails the test instead, naming what is missing. The tmpfs a test
-//! mounts is here too: mounting one is how that need is probed. The needs of the
+//! the suite) it fails the test instead, naming what is missing. The mounts a test
+//! makes are here too: mounting a tmpfs is how that need is probed. The needs of the
 //! file-system tests (a private mount namespace, a loop device, a kernel that knows
 //! the file system) are each probed by trying the smallest real use.
 
@@ -68,9 +68,9 @@ impl Capability<'_> {
             }
             Capability::MountTmpfs => {
                 let scratch = temp_dir();
-                // Bound here, the tmpfs is unmounted before its folder is removed; as
+                // Bound here, the mount is undone before its folder is removed; as
                 // the block's value it would outlive `scratch` and leave the folder.
-                let mounted = Tmpfs::mount(scratch.path()).is_ok();
+                let mounted = Mount::tmpfs(scratch.path()).is_ok();
                 mounted
             }
             Capability::Program(name) => on_path(name),
@@ -217,18 +217,32 @@ fn require_all() -> bool {
     }
 }
 
-/// A tmpfs mounted for one test, unmounted on drop even when the test fails.
-pub struct Tmpfs(PathBuf);
+/// A mount made for one test (a tmpfs, or a folder bound elsewhere), unmounted on
+/// drop even when the test fails.
+pub struct Mount(PathBuf);
 
-impl Tmpfs {
+impl Mount {
     /// Mounts a small tmpfs at `at`; the error is what `mount` said.
-    pub fn mount(at: &Path) -> Result<Tmpfs, String> {
+    pub fn tmpfs(at: &Path) -> Result<Mount, String> {
+        Mount::run(["-t", "tmpfs", "-o", "size=8m,mode=0755", "none"], at)
+    }
+
+    /// Binds the folder `from` at `at`: the same file system, and at `at` the
+    /// inode of `from`.
+    pub fn bind(from: &Path, at: &Path) -> Result<Mount, String> {
+        Mount::run(["--bind".as_ref(), from.as_os_str()], at)
+    }
+
+    fn run<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(
+        args: I,
+        at: &Path,
+    ) -> Result<Mount, String> {
         let mut mount = Command::new("mount");
-        mount.args(["-t", "tmpfs", "-o", "size=8m,mode=0755", "none"]);
-        match mount.arg(at).stdin(Stdio::null()).output() {
-            Ok(out) if out.status.success() => Ok(Tmpfs(at.to_path_buf())),
+        mount.args(args).arg(at).stdin(Stdio::null());
+        match mount.output() {
+            Ok(out) if out.status.success() => Ok(Mount(at.to_path_buf())),
             Ok(out) => Err(format!(
-                "mount -t tmpfs at {}: {}",
+                "mount at {}: {}",
                 at.display(),
                 String::from_utf8_lossy(&out.stderr).trim_end()
             )),
@@ -237,7 +251,7 @@ impl Tmpfs {
     }
 }
 
-impl Drop for Tmpfs {
+impl Drop for Mount {
     fn drop(&mut self) {
         let umount = Command::new("umount").arg(&self.0).status();
         if !umount.is_ok_and(|s| s.success()) {

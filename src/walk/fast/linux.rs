@@ -10,8 +10,10 @@
 //! the end), stats every entry and closes the folder. The thread goes on down such
 //! a chain in a loop, not by recursion, and settles the levels from the bottom up
 //! once their jobs are done. The stats still decide: a folder entered on its
-//! `d_type` whose stat says otherwise is dropped, and a folder whose `d_type` said
-//! nothing is entered once its stat is in.
+//! `d_type` whose stat says otherwise (it was replaced meanwhile) is dropped, what
+//! it listed counted as overruled in the census, and a folder whose `d_type` said
+//! nothing is entered once its stat is in. What a name that vanished or changed
+//! kind since the listing is reported as is said at [`stat_entry`].
 //!
 //! Descriptors: a folder with few subfolders opens them and hands itself to the
 //! stat job (or closes itself) before they are listed; at most
@@ -85,13 +87,7 @@ struct Walker {
 
 impl Walker {
     fn operand(&self, operand: &OsStr) -> Entry {
-        let stat = stat_entry(
-            CWD,
-            operand,
-            self.options.follow_symlinks,
-            None,
-            &self.census,
-        );
+        let stat = stat_entry(CWD, operand, self.options.follow_symlinks, &self.census);
         let contents = match &stat {
             Ok(fields) => {
                 let root_dev = fields.dev.map(|d| d.value);
@@ -295,6 +291,8 @@ impl Walker {
         for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
                 entries[i].contents = contents;
+            } else {
+                self.census.overruled(entries_below(&contents));
             }
         }
         if let Some((fd, slot, late)) = late {
@@ -381,7 +379,7 @@ enum Opened {
 /// whoever enters them.
 fn stat_all(fd: &OwnedFd, names: Vec<Named>, follow: bool, census: &Counters) -> Vec<Entry> {
     let entry = |named: Named| Entry {
-        stat: stat_entry(fd, &named.name, follow, Some(named.dtype), census),
+        stat: stat_entry(fd, &named.name, follow, census),
         listed: Some(Listed {
             kind: kind_of_type(named.dtype),
             ino: named.ino,
@@ -400,6 +398,19 @@ fn stat_all(fd: &OwnedFd, names: Vec<Named>, follow: bool, census: &Counters) ->
     } else {
         names.into_iter().map(entry).collect()
     }
+}
+
+/// How many entries a listing holds at every level below it; a loop, not a
+/// recursion, since a dropped listing may be a chain of any depth.
+fn entries_below(contents: &Contents) -> u64 {
+    let (mut count, mut pending) = (0, vec![contents]);
+    while let Some(contents) = pending.pop() {
+        if let Contents::Listed { entries, .. } = contents {
+            count += entries.len() as u64;
+            pending.extend(entries.iter().map(|e| &e.contents));
+        }
+    }
+    count
 }
 
 /// Opens a subfolder relative to its parent's descriptor, through a link only when

@@ -13,13 +13,18 @@ use crate::walk::census::{Counters, StatCall};
 use crate::walk::stat::{Field, FileKind, Source, StatFields, Timestamp};
 use crate::walk::StatError;
 
-/// Stats one name relative to a folder's descriptor; `dtype` is what the listing
-/// said, used to tell a dangling link from a missing entry when following links.
+/// Stats one name relative to a folder's descriptor.
+///
+/// Only this stat speaks for the entry. A name that vanished since the listing
+/// read it is reported as GNU du reports it, `cannot access 'X': No such file or
+/// directory` (and exit 1): du's fts also reads a folder's names before it stats
+/// them, and reports such a name as unstattable (`FTS_NS`), neither leaving it out
+/// nor guessing. A name replaced since the listing (a file by a folder or a link)
+/// is reported with the fields of what the stat found, whatever its `d_type` said.
 pub(super) fn stat_entry<Fd: AsFd>(
     dir: Fd,
     name: &OsStr,
     follow: bool,
-    dtype: Option<FileType>,
     census: &Counters,
 ) -> Result<StatFields, StatError> {
     let mut flags = AtFlags::STATX_DONT_SYNC;
@@ -35,7 +40,9 @@ pub(super) fn stat_entry<Fd: AsFd>(
     } else {
         match rustix::fs::statx(&dir, name, flags, mask) {
             // A kernel without statx, or a seccomp profile older than it: every
-            // later stat goes straight to fstatat.
+            // later stat goes straight to fstatat. rustix already reports a first
+            // refusal as ENOSYS, whatever its errno, once its own probe finds the
+            // call missing; EPERM comes through only after statx once worked.
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
                 STATX_REFUSED.store(true, Relaxed);
                 census.stat(StatCall::StatxRefused);
@@ -49,23 +56,20 @@ pub(super) fn stat_entry<Fd: AsFd>(
     };
     match result {
         Ok(fields) => Ok(fields),
-        Err(rustix::io::Errno::NOENT) if follow && is_link(&dir, name, dtype, census) => {
+        Err(rustix::io::Errno::NOENT) if follow && is_link(&dir, name, census) => {
             Err(StatError::DanglingLink)
         }
         Err(errno) => Err(StatError::Io(errno.into())),
     }
 }
 
-fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, dtype: Option<FileType>, census: &Counters) -> bool {
-    match dtype {
-        Some(FileType::Symlink) => true,
-        Some(FileType::Unknown) | None => {
-            census.stat(StatCall::Fstatat);
-            rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
-        }
-        Some(_) => false,
-    }
+/// Whether a name that led nowhere is a link that dangles, asked of the name as it
+/// is now, as du asks: the listing's `d_type` may be out of date, and a link
+/// deleted since the listing is gone, not dangling.
+fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, census: &Counters) -> bool {
+    census.stat(StatCall::Fstatat);
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
 }
 
 /// Set once the kernel refuses `statx`: it will refuse it for every entry after.

@@ -2,7 +2,7 @@
 //! the accounting of pipeline slots.
 
 use super::*;
-use crate::walk::FileKind;
+use crate::walk::{FileKind, StatFields};
 use rustix::fs::FileType;
 
 fn walker() -> Walker {
@@ -73,6 +73,43 @@ fn a_d_type_the_stat_contradicts_lists_nothing() {
     let g = child(entries(&top), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
+}
+
+fn entry(name: &str, kind: FileKind, contents: Contents) -> Entry {
+    Entry {
+        name: name.into(),
+        stat: Ok(StatFields::unknown(kind)),
+        listed: None,
+        contents,
+    }
+}
+
+/// A folder opened on its `d_type` and listed, then replaced by a file before its
+/// stat: the listing is dropped, and the census counts all it held as overruled.
+#[test]
+fn a_listing_the_stat_overrules_is_dropped_and_counted() {
+    let walker = walker();
+    let inner = Contents::Listed {
+        entries: vec![entry("b", FileKind::File, Contents::None)],
+        error: None,
+    };
+    let listed = Contents::Listed {
+        entries: vec![
+            entry("a", FileKind::Dir, inner),
+            entry("c", FileKind::File, Contents::None),
+        ],
+        error: None,
+    };
+    let finished = FinishedFolder {
+        entries: vec![entry("g", FileKind::File, Contents::None)],
+        error: None,
+        named: vec![0],
+        late: None,
+    };
+    let settled = walker.settle(finished, vec![listed], None);
+    let g = child(entries(&settled), "g");
+    assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
+    assert_eq!(walker.census.snapshot().overruled, 3);
 }
 
 #[test]
