@@ -10,13 +10,7 @@
 //! target. A plain program run by `cargo bench --bench memory`; it prints and
 //! never asserts.
 //!
-//! The peak is eqcheck's alone. Waiting for the child's resource usage would not
-//! give it: a process's max RSS as its parent sees it includes the descendants it
-//! waited for, and here those are the arms. Instead the benchmark reads the
-//! high-water mark (`VmHWM`) of eqcheck's own address space from
-//! `/proc/PID/status` every few milliseconds while it runs and keeps the last value
-//! read; the mark only rises, so only the last milliseconds before exit go unseen.
-//! Without `/proc` (macOS, Windows) the peak is reported as unknown.
+//! The peak is eqcheck's alone, not its arms': `bench/peak.rs` says how.
 //!
 //! Everything goes in one folder under the system temp folder (eqcheck's own
 //! scratch too, through `TMPDIR`), which is removed at the end. The arms' outputs
@@ -24,9 +18,12 @@
 //! (24 bytes for each 64-byte line) some 40% more: 2.8 GiB by default.
 //! `EQCHECK_BENCH_SIZE=200M` runs a smaller version.
 
+#[path = "peak.rs"]
+mod peak;
+
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The built binaries, so eqcheck is measured exactly as users run it.
 const EQCHECK: &str = env!("CARGO_BIN_EXE_eqcheck");
@@ -37,9 +34,6 @@ const DEFAULT_SIZE: &str = "1G";
 
 /// The design's bound on eqcheck's peak memory, whatever the output size.
 const TARGET_BYTES: u64 = 200_000_000;
-
-/// How often eqcheck's high-water mark is read.
-const SAMPLE_EVERY: Duration = Duration::from_millis(2);
 
 /// One measured run of eqcheck.
 struct Measured {
@@ -129,8 +123,8 @@ fn main() -> ExitCode {
 /// whether eqcheck exited as `expected` (if not, its messages follow).
 fn print_row(label: &str, measured: &Measured, expected: i32, scratch: &Path) -> bool {
     let (peak, result) = match measured.peak {
-        Some(peak) if peak <= TARGET_BYTES => (megabytes(peak), "PASS"),
-        Some(peak) => (megabytes(peak), "MISS"),
+        Some(peak) if peak <= TARGET_BYTES => (peak::megabytes(peak), "PASS"),
+        Some(peak) => (peak::megabytes(peak), "MISS"),
         None => ("unknown".to_string(), "SKIP (no /proc)"),
     };
     println!(
@@ -196,21 +190,8 @@ fn measure(
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(scratch.join("eqcheck.out"))?)
         .stderr(std::fs::File::create(scratch.join("eqcheck.err"))?);
-    let started = Instant::now();
-    let mut child = command.spawn()?;
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = None;
-    let status = loop {
-        // Read before asking whether it ended: once it has, its memory is gone.
-        if let Some(now) = high_water_mark(&status_file) {
-            peak = Some(now);
-        }
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        std::thread::sleep(SAMPLE_EVERY);
-    };
-    let wall = started.elapsed();
+    let sampled = peak::run_sampled(&mut command)?;
+    let (status, wall, peak) = (sampled.status, sampled.wall, sampled.peak);
     let (verdict, notes, count) = verdict_of(&report);
     Ok(Measured {
         wall,
@@ -220,20 +201,6 @@ fn measure(
         notes,
         count,
     })
-}
-
-/// `VmHWM` from a `/proc/PID/status` file, in bytes.
-fn high_water_mark(status_file: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(status_file).ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kilobytes: u64 = line
-        .trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kilobytes * 1024)
 }
 
 /// The only case's verdict, notes and the count line of its stdout diff, from the
@@ -271,8 +238,4 @@ fn size_in_bytes(text: &str) -> Option<u64> {
         _ => (text, 1),
     };
     digits.parse::<u64>().ok()?.checked_mul(unit)
-}
-
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
 }
