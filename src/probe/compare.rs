@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::outcome::{ExplainedCount, Mismatch, MissingEntry, Row, Side, UnknownCount};
+use super::outcome::{Comparison, ExplainedCount, Mismatch, MissingEntry, Row, Side, UnknownCount};
 use super::record::{FieldName, Known, Record, Value};
 use crate::walk::stat::Source;
 use crate::walk::FileKind;
@@ -83,20 +83,8 @@ pub const QUIRKS: &[Quirk] = &[
     },
 ];
 
-/// What a comparison of one tree found.
-#[derive(Default)]
-pub struct Compared {
-    pub rows: Vec<Row>,
-    pub unknown: Vec<UnknownCount>,
-    pub explained: Vec<ExplainedCount>,
-    pub mismatches: Vec<Mismatch>,
-    pub missing: Vec<MissingEntry>,
-    pub missing_in_candidate: usize,
-    pub missing_in_reference: usize,
-}
-
 /// Compares the candidate's records with the reference's, for the tree at `root`.
-pub fn compare(candidate: &[Record], reference: &[Record], root: &Path) -> Compared {
+pub fn compare(candidate: &[Record], reference: &[Record], root: &Path) -> Comparison {
     let by_path: HashMap<&Path, &Record> =
         reference.iter().map(|r| (r.path.as_path(), r)).collect();
     let mut tally = Tally::new(root, reference);
@@ -125,7 +113,7 @@ struct Tally<'a> {
     unknown: BTreeMap<(FieldName, Side), usize>,
     explained: BTreeMap<(String, FieldName), usize>,
     examples: BTreeMap<(FieldName, Source), Vec<Mismatch>>,
-    out: Compared,
+    out: Comparison,
 }
 
 impl<'a> Tally<'a> {
@@ -136,7 +124,7 @@ impl<'a> Tally<'a> {
             unknown: BTreeMap::new(),
             explained: BTreeMap::new(),
             examples: BTreeMap::new(),
-            out: Compared::default(),
+            out: Comparison::default(),
         }
     }
 
@@ -217,7 +205,7 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn into_compared(mut self) -> Compared {
+    fn into_compared(mut self) -> Comparison {
         self.out.rows = self.rows.into_values().collect();
         self.out.unknown = (self.unknown.into_iter())
             .map(|((field, side), count)| UnknownCount { field, side, count })

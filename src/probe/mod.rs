@@ -17,7 +17,7 @@ use std::path::Path;
 use crate::fixtures::{self, fingerprint};
 use crate::matrix::TreeSource;
 use crate::walk::{self, Engine, ListOptions};
-use outcome::{ProbeOutcome, TreeProbe, PROBE_SCHEMA_VERSION};
+use outcome::{Comparison, ProbeOutcome, TreeProbe, PROBE_SCHEMA_VERSION};
 use record::Record;
 
 /// What a probe compares with `read_dir` + `lstat`.
@@ -89,13 +89,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         path: root.display().to_string(),
         file_system: compare::file_system_magic(root).map(compare::file_system_name),
         entries: 0,
-        rows: Vec::new(),
-        unknown: Vec::new(),
-        explained: Vec::new(),
-        mismatches: Vec::new(),
-        missing: Vec::new(),
-        missing_in_candidate: 0,
-        missing_in_reference: 0,
+        found: Comparison::default(),
         census: None,
         error: None,
     };
@@ -123,14 +117,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         return probe;
     }
     probe.entries = reference.len();
-    let found = compare::compare(&candidate, &reference, root);
-    probe.rows = found.rows;
-    probe.unknown = found.unknown;
-    probe.explained = found.explained;
-    probe.mismatches = found.mismatches;
-    probe.missing = found.missing;
-    probe.missing_in_candidate = found.missing_in_candidate;
-    probe.missing_in_reference = found.missing_in_reference;
+    probe.found = compare::compare(&candidate, &reference, root);
     probe
 }
 

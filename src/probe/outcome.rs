@@ -30,6 +30,20 @@ pub struct TreeProbe {
     pub file_system: Option<String>,
     /// Entries read_dir + lstat found, the root included.
     pub entries: usize,
+    /// What comparing the two sides found (its keys stand in the tree's own).
+    #[serde(flatten)]
+    pub found: Comparison,
+    /// What the listing typed and how many stats it made, where the candidate
+    /// counts it (eqcheck's fast engine on Linux); a lister's is not known.
+    pub census: Option<Census>,
+    /// Why the tree could not be probed (it changed while probed, the lister
+    /// failed): the tree's result is then an error, not a mismatch.
+    pub error: Option<String>,
+}
+
+/// What comparing one tree's two sides found.
+#[derive(Debug, Default, Serialize)]
+pub struct Comparison {
     /// One row per field and the source that gave the candidate's value.
     pub rows: Vec<Row>,
     /// How often a field was unknown, per side.
@@ -42,12 +56,6 @@ pub struct TreeProbe {
     pub missing: Vec<MissingEntry>,
     pub missing_in_candidate: usize,
     pub missing_in_reference: usize,
-    /// What the listing typed and how many stats it made, where the candidate
-    /// counts it (eqcheck's fast engine on Linux); a lister's is not known.
-    pub census: Option<Census>,
-    /// Why the tree could not be probed (it changed while probed, the lister
-    /// failed): the tree's result is then an error, not a mismatch.
-    pub error: Option<String>,
 }
 
 /// One field as one source gave it, over every entry both sides know it for.
@@ -106,8 +114,9 @@ pub struct MissingEntry {
 impl TreeProbe {
     /// Differences no reason explains, entries one side lacks included.
     pub fn unexplained(&self) -> usize {
-        let fields: usize = self.rows.iter().map(|r| r.unexplained).sum();
-        fields + self.missing_in_candidate + self.missing_in_reference
+        let found = &self.found;
+        let fields: usize = found.rows.iter().map(|r| r.unexplained).sum();
+        fields + found.missing_in_candidate + found.missing_in_reference
     }
 }
 

@@ -102,7 +102,7 @@ fn tree_line(tree: &TreeProbe) -> String {
 fn table(tree: &TreeProbe) -> Vec<Vec<String>> {
     let unknown = |field: FieldName| {
         let of = |side| {
-            (tree.unknown.iter())
+            (tree.found.unknown.iter())
                 .find(|u| u.field == field && u.side == side)
                 .map_or(0, |u| u.count)
         };
@@ -117,7 +117,12 @@ fn table(tree: &TreeProbe) -> Vec<Vec<String>> {
     };
     let mut rows = Vec::new();
     for field in FieldName::ALL {
-        let of_field: Vec<_> = tree.rows.iter().filter(|r| r.field == field).collect();
+        let of_field: Vec<_> = tree
+            .found
+            .rows
+            .iter()
+            .filter(|r| r.field == field)
+            .collect();
         if of_field.is_empty() {
             let zero = "0".to_string();
             rows.push(vec![
@@ -164,7 +169,7 @@ fn details(tree: &TreeProbe) -> Vec<String> {
         )),
         None => lines.push("census: not counted by this candidate".into()),
     }
-    for explained in &tree.explained {
+    for explained in &tree.found.explained {
         lines.push(format!(
             "explained: {} {}: {}",
             thousands(explained.count as u64),
@@ -172,7 +177,7 @@ fn details(tree: &TreeProbe) -> Vec<String> {
             explained.reason
         ));
     }
-    for m in &tree.mismatches {
+    for m in &tree.found.mismatches {
         lines.push(format!(
             "unexplained: {} ({}) of {}: reference {}, candidate {}",
             m.field.name(),
@@ -182,7 +187,7 @@ fn details(tree: &TreeProbe) -> Vec<String> {
             m.candidate
         ));
     }
-    for m in &tree.missing {
+    for m in &tree.found.missing {
         let side = match m.missing_from {
             Side::Candidate => "the candidate",
             Side::Reference => "read_dir + lstat",
