@@ -156,3 +156,28 @@ fn a_malformed_line_or_a_changed_tree_is_an_error_not_a_mismatch() {
         "{out}"
     );
 }
+
+#[test]
+fn the_markdown_report_has_the_table_and_the_census() {
+    let out = run(["probe", "--tree", "basic", "--markdown", "-"]);
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("## eqcheck probe: eqcheck's fast engine"),
+        "{out}"
+    );
+    assert!(
+        text.contains("| field | source | compared | equal | explained | unexplained | unknown |"),
+        "{out}"
+    );
+    assert!(
+        text.contains("\n| size | statx | 32 | 32 | 0 | 0 | 0 |\n"),
+        "{out}"
+    );
+    assert!(text.contains("- census: the listing typed"), "{out}");
+    // The text report goes to stderr when a report takes stdout.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 tree probed"),
+        "{out}"
+    );
+}
