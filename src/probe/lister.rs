@@ -52,7 +52,7 @@ struct Line {
     /// ... or its bytes, for a name that is not.
     path_bytes: Option<Vec<u8>>,
     #[serde(rename = "type")]
-    kind: Option<Kind>,
+    kind: Option<FileKind>,
     mode: Option<u64>,
     size: Option<u64>,
     blocks: Option<u64>,
@@ -66,33 +66,6 @@ struct Line {
     mtime: Option<Timestamp>,
     ctime: Option<Timestamp>,
     btime: Option<Timestamp>,
-}
-
-/// `type` as the dump spells it.
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum Kind {
-    File,
-    Dir,
-    Symlink,
-    Fifo,
-    Socket,
-    BlockDevice,
-    CharDevice,
-}
-
-impl From<Kind> for FileKind {
-    fn from(kind: Kind) -> FileKind {
-        match kind {
-            Kind::File => FileKind::File,
-            Kind::Dir => FileKind::Dir,
-            Kind::Symlink => FileKind::Symlink,
-            Kind::Fifo => FileKind::Fifo,
-            Kind::Socket => FileKind::Socket,
-            Kind::BlockDevice => FileKind::BlockDevice,
-            Kind::CharDevice => FileKind::CharDevice,
-        }
-    }
 }
 
 /// Runs the lister on the tree at `root` and reads its records. `command` is split
@@ -219,7 +192,7 @@ fn record(line: Line, path: PathBuf) -> Record {
             });
         }
     };
-    push(FieldName::Type, line.kind.map(|k| Value::Kind(k.into())));
+    push(FieldName::Type, line.kind.map(Value::Kind));
     let numbers = [
         (FieldName::Mode, line.mode),
         (FieldName::Size, line.size),

@@ -6,8 +6,9 @@
 use std::io;
 
 /// What kind of entry this is, after following the link when the walk dereferences.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Spelled as the probe's reports and lister dumps spell it: `block_device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FileKind {
     File,
     Dir,
