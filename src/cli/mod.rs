@@ -208,11 +208,12 @@ enum ShellArg {
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 enum GuardArg {
-    /// Types, sizes, modes, owners, link targets and times of every entry.
+    /// Type, mode, size, link count, inode, modification time and link target of
+    /// every entry.
     Metadata,
     /// The metadata and a digest of every file's contents.
     Content,
-    /// No fingerprint between arms.
+    /// No fingerprint at all.
     Off,
 }
 

@@ -99,12 +99,13 @@ impl Given<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Guard {
-    /// Types, sizes, modes, owners, link targets and times of every entry.
+    /// Type, mode, size, link count, inode, modification time and link target of
+    /// every entry.
     #[default]
     Metadata,
     /// The metadata and a digest of every file's contents.
     Content,
-    /// No fingerprint at all between arms.
+    /// No fingerprint at all.
     Off,
 }
 
