@@ -163,6 +163,15 @@ fn probe_result(fs: FileSystem, out: &Output) -> Result<(), String> {
     }
     let report: serde_json::Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("not JSON: {e}\n{out}"))?;
+    let explained = report["trees"][0]["explained"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(other) = explained.iter().find(|e| e["field"] != "atime") {
+        return Err(format!(
+            "explained other than a folder's atime: {other}\n{out}"
+        ));
+    }
     let census = &report["trees"][0]["census"];
     let count = |key: &str| census[key].as_u64().unwrap_or(0);
     let listed: u64 = ["folders", "files", "symlinks", "other", "unknown"]

@@ -76,6 +76,10 @@ fn the_fast_engine_agrees_with_lstat_on_every_field_of_the_edge_tree() {
     }
     for row in tree["rows"].as_array().unwrap() {
         assert_eq!(row["unexplained"], 0, "{row}\n{out}");
+        // Only the listing itself may move something here: a folder's atime.
+        if row["field"] != "atime" {
+            assert_eq!(row["explained"], 0, "{row}\n{out}");
+        }
     }
     // The listing typed every entry below the root, and each cost a stat.
     let census = &tree["census"];

@@ -1,13 +1,17 @@
 //! Comparing two sides' records field by field. Only fields both sides know are
 //! compared; a field one side does not know is counted as unknown for that side.
 //! A difference with a known reason is counted apart, under that reason:
-//! - a folder's atime moved by the listing itself (the candidate listed the folder
-//!   before the reference looked at it);
-//! - an entry that changed between the two looks (a re-stat finds its ctime where
-//!   the reference saw it, and the candidate saw another);
-//! - a mount point, whose listing names the inode of the folder under it, or a
-//!   btrfs subvolume's root, listed by the subvolume's id;
+//! - a folder's atime moved by the listing itself: the candidate's is from after the
+//!   probe began and older than the reference's (the candidate listed the folder
+//!   before the reference looked);
+//! - an entry that changed between the two looks: its ctime moved after the probe
+//!   began, a re-stat finds it where the reference saw it, and the candidate saw
+//!   an older one;
 //! - a quirk of a named file system, from [`QUIRKS`].
+//!
+//! What a listing gives (`d_type`, `d_ino`) is compared with `read_dir`'s own
+//! listing where it gave the same, else with lstat. An entry one side could stat
+//! and the other could not is an unexplained difference of its own.
 //!
 //! Every other difference is unexplained, and the first of each field and source
 //! are kept with their path and both values.
@@ -15,9 +19,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::outcome::{Comparison, ExplainedCount, Mismatch, MissingEntry, Row, Side, UnknownCount};
+use super::outcome::{
+    Comparison, ExplainedCount, Mismatch, MissingEntry, Row, Side, StatFailure, UnknownCount,
+};
 use super::record::{FieldName, Known, Record, Value};
-use crate::walk::stat::Source;
+use crate::walk::stat::{Source, Timestamp};
 use crate::walk::FileKind;
 
 /// Unexplained differences kept per field and source, and missing entries per side.
@@ -38,28 +44,16 @@ pub struct Quirk {
     pub why: &'static str,
 }
 
-fn any_entry(_: &Record) -> bool {
-    true
-}
-
 fn empty_file(record: &Record) -> bool {
     let size = record.of(FieldName::Size).next().map(|k| k.value);
     record.stat_kind() == Some(FileKind::File) && size == Some(Value::Number(0))
 }
 
-/// The known quirks, one entry per file system and field.
+/// The known quirks, one entry per file system and field. What a listing gives
+/// (`d_type`, `d_ino`) is held to `read_dir`'s own listing, not to stat, so the
+/// file systems whose `d_ino` is not `st_ino` (overlayfs for lower-layer entries,
+/// FUSE without `use_ino`, mount points, btrfs subvolume roots) need no entry.
 pub const QUIRKS: &[Quirk] = &[
-    // overlayfs lists an entry that was never copied up with its lower layer's inode
-    // in d_ino, while stat answers with the overlay's own inode number (unless the
-    // mount uses xino=on and the layers share a file system).
-    Quirk {
-        file_system: "overlay",
-        magic: 0x794c_7630,
-        field: FieldName::Inode,
-        source: Some(Source::Listing),
-        applies: any_entry,
-        why: "overlayfs lists lower-layer entries by the lower layer's inode",
-    },
     // exFAT has no inodes: the kernel makes a number up per lookup, and a file with
     // no cluster (an empty file) gets a new one on every lookup. The dust change's
     // probe found this on ExFAT, and only there.
@@ -71,23 +65,30 @@ pub const QUIRKS: &[Quirk] = &[
         applies: empty_file,
         why: "exFAT renumbers an empty file on every lookup",
     },
-    // A FUSE file system hands the daemon's d_ino through as it is; st_ino matches it
-    // only when the daemon asks for its own numbers to be used (use_ino).
-    Quirk {
-        file_system: "fuse",
-        magic: 0x6573_5546,
-        field: FieldName::Inode,
-        source: Some(Source::Listing),
-        applies: any_entry,
-        why: "FUSE passes the daemon's d_ino through unchanged",
-    },
 ];
 
+/// Moments a reason may rest on: something the probe moved was moved after them.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeTimes {
+    /// Before the probe's first read of the tree, less a little for the coarser
+    /// clock file systems stamp times with: a folder's atime the probe moved is
+    /// no older.
+    pub began: Timestamp,
+    /// When the candidate began to look (the tree was built and fingerprinted
+    /// before): an entry changed since has a later ctime.
+    pub candidate_began: Timestamp,
+}
+
 /// Compares the candidate's records with the reference's, for the tree at `root`.
-pub fn compare(candidate: &[Record], reference: &[Record], root: &Path) -> Comparison {
+pub fn compare(
+    candidate: &[Record],
+    reference: &[Record],
+    root: &Path,
+    times: ProbeTimes,
+) -> Comparison {
     let by_path: HashMap<&Path, &Record> =
         reference.iter().map(|r| (r.path.as_path(), r)).collect();
-    let mut tally = Tally::new(root, reference);
+    let mut tally = Tally::new(root, times);
     let mut seen = std::collections::HashSet::new();
     for record in candidate {
         match by_path.get(record.path.as_path()) {
@@ -117,9 +118,9 @@ struct Tally<'a> {
 }
 
 impl<'a> Tally<'a> {
-    fn new(root: &'a Path, reference: &'a [Record]) -> Tally<'a> {
+    fn new(root: &'a Path, times: ProbeTimes) -> Tally<'a> {
         Tally {
-            explainer: Explainer::new(root, reference),
+            explainer: Explainer::new(root, times),
             rows: BTreeMap::new(),
             unknown: BTreeMap::new(),
             explained: BTreeMap::new(),
@@ -148,6 +149,14 @@ impl<'a> Tally<'a> {
     }
 
     fn entry(&mut self, ours: &Record, theirs: &Record) {
+        let failed = match (&ours.stat_failed, &theirs.stat_failed) {
+            (Some(error), None) => Some((Side::Candidate, error)),
+            (None, Some(error)) => Some((Side::Reference, error)),
+            _ => None,
+        };
+        if let Some((failed_on, error)) = failed {
+            self.stat_failed(&ours.path, failed_on, error);
+        }
         for field in FieldName::ALL {
             // A listing that gave no type (DT_UNKNOWN) knows nothing of it: the
             // census counts those, and the stat's type is compared instead.
@@ -155,17 +164,44 @@ impl<'a> Tally<'a> {
                 .of(field)
                 .filter(|k| k.value != Value::Kind(FileKind::Unknown))
                 .collect();
-            let reference = theirs.of(field).next();
+            let stat = theirs.of(field).find(|k| k.source != Source::Listing);
+            let listed = (theirs.of(field))
+                .find(|k| k.source == Source::Listing && k.value != Value::Kind(FileKind::Unknown));
             if known.is_empty() {
                 *self.unknown.entry((field, Side::Candidate)).or_default() += 1;
             }
-            let Some(reference) = reference else {
+            if stat.is_none() {
                 *self.unknown.entry((field, Side::Reference)).or_default() += 1;
-                continue;
-            };
-            for candidate in known {
-                self.field(ours, theirs, candidate, reference);
             }
+            for candidate in known {
+                let reference = match candidate.source {
+                    Source::Listing => listed.or(stat),
+                    _ => stat,
+                };
+                if let Some(reference) = reference {
+                    self.field(ours, theirs, candidate, reference);
+                }
+            }
+        }
+    }
+
+    fn stat_failed(&mut self, path: &Path, failed_on: Side, error: &str) {
+        let count = match failed_on {
+            Side::Candidate => &mut self.out.stat_failed_in_candidate,
+            Side::Reference => &mut self.out.stat_failed_in_reference,
+        };
+        *count += 1;
+        let kept = self
+            .out
+            .stat_failures
+            .iter()
+            .filter(|f| f.failed_on == failed_on);
+        if kept.count() < EXAMPLES {
+            self.out.stat_failures.push(StatFailure {
+                path: shown(path),
+                failed_on,
+                error: error.to_string(),
+            });
         }
     }
 
@@ -225,23 +261,17 @@ impl<'a> Tally<'a> {
 /// Finds the reason for a difference, if it has one.
 struct Explainer<'a> {
     root: &'a Path,
-    /// Each entry's device, as the reference saw it, to find mount points.
-    devices: HashMap<&'a Path, u64>,
+    /// When the probe began, and when the candidate began to look.
+    times: ProbeTimes,
     /// Each device's file system magic, asked once.
     magics: HashMap<u64, Option<i64>>,
 }
 
 impl<'a> Explainer<'a> {
-    fn new(root: &'a Path, reference: &'a [Record]) -> Explainer<'a> {
-        let devices = (reference.iter())
-            .filter_map(|r| match r.of(FieldName::Device).next()?.value {
-                Value::Number(dev) => Some((r.path.as_path(), dev)),
-                _ => None,
-            })
-            .collect();
+    fn new(root: &'a Path, times: ProbeTimes) -> Explainer<'a> {
         Explainer {
             root,
-            devices,
+            times,
             magics: HashMap::new(),
         }
     }
@@ -254,24 +284,15 @@ impl<'a> Explainer<'a> {
         reference: &Known,
     ) -> Option<String> {
         let folder = theirs.stat_kind() == Some(FileKind::Dir);
-        let earlier = matches!(
+        let moved_in_probe = matches!(
             (candidate.value, reference.value),
-            (Value::Time(a), Value::Time(b)) if a < b
+            (Value::Time(a), Value::Time(b)) if self.times.began <= a && a < b
         );
-        if candidate.field == FieldName::Atime && folder && earlier {
+        if candidate.field == FieldName::Atime && folder && moved_in_probe {
             return Some("the listing itself read the folder, moving its atime".into());
         }
         if self.changed_between_looks(ours, theirs) {
             return Some("the entry changed between the two looks (its ctime moved)".into());
-        }
-        if candidate.field == FieldName::Inode
-            && candidate.source == Source::Listing
-            && self.is_mount_point(&theirs.path)
-        {
-            return Some(
-                "a mount point or a subvolume's root: the listing names another inode than stat"
-                    .into(),
-            );
         }
         let magic = self.magic_of(theirs)?;
         QUIRKS
@@ -285,32 +306,35 @@ impl<'a> Explainer<'a> {
             .map(|q| format!("{}: {}", q.file_system, q.why))
     }
 
-    /// Whether a re-stat finds the entry's ctime where the reference saw it while
-    /// the candidate saw another: it changed between the candidate's look and the
-    /// reference's.
+    /// Whether the entry changed between the candidate's look and the reference's:
+    /// the reference's ctime is from after the candidate began to look, later than
+    /// the candidate's, and a re-stat still finds it. An engine that merely gets ctime
+    /// wrong does not pass: nothing moved the entry during the probe.
     fn changed_between_looks(&self, ours: &Record, theirs: &Record) -> bool {
-        let ctime = |r: &Record| r.of(FieldName::Ctime).next().map(|k| k.value);
-        let (Some(first), Some(second)) = (ctime(ours), ctime(theirs)) else {
+        let ctime = |r: &Record| {
+            r.of(FieldName::Ctime)
+                .find(|k| k.source != Source::Listing)
+                .map(|k| k.value)
+        };
+        let (Some(Value::Time(first)), Some(Value::Time(second))) = (ctime(ours), ctime(theirs))
+        else {
             return false;
         };
-        first != second && restat_ctime(&self.root.join(&theirs.path)) == Some(second)
-    }
-
-    fn is_mount_point(&self, path: &Path) -> bool {
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            Some(_) => Path::new("."),
-            None => return false,
-        };
-        let (Some(own), Some(above)) = (self.devices.get(path), self.devices.get(parent)) else {
-            return false;
-        };
-        own != above
+        self.times.candidate_began <= second
+            && first < second
+            && restat_ctime(&self.root.join(&theirs.path)) == Some(Value::Time(second))
     }
 
     /// The magic of the file system an entry is on, asked of its folder.
     fn magic_of(&mut self, record: &Record) -> Option<i64> {
-        let dev = *self.devices.get(record.path.as_path())?;
+        let dev = match record
+            .of(FieldName::Device)
+            .find(|k| k.source != Source::Listing)?
+            .value
+        {
+            Value::Number(dev) => dev,
+            _ => return None,
+        };
         let folder: PathBuf = match record.stat_kind() {
             Some(FileKind::Dir) => self.root.join(&record.path),
             _ => self.root.join(&record.path).parent()?.to_path_buf(),
@@ -382,6 +406,7 @@ mod tests {
         };
         Record {
             path: PathBuf::from(path),
+            stat_failed: None,
             known: vec![
                 known(FieldName::Type, Value::Kind(kind)),
                 known(
@@ -403,20 +428,28 @@ mod tests {
             record("d", FileKind::Dir, 20, Source::PathStat),
             record("f", FileKind::File, 20, Source::PathStat),
             record("e", FileKind::Dir, 5, Source::PathStat),
+            record("old", FileKind::Dir, 20, Source::PathStat),
         ];
         let candidate = [
             record(".", FileKind::Dir, 10, Source::Statx),
             record("d", FileKind::Dir, 10, Source::Statx),
             record("f", FileKind::File, 10, Source::Statx),
             record("e", FileKind::Dir, 9, Source::Statx),
+            record("old", FileKind::Dir, 0, Source::Statx),
         ];
-        let found = compare(&candidate, &reference, root);
+        let began = Timestamp { secs: 8, nanos: 0 };
+        let times = ProbeTimes {
+            began,
+            candidate_began: began,
+        };
+        let found = compare(&candidate, &reference, root, times);
         let atime = found
             .rows
             .iter()
             .find(|r| r.field == FieldName::Atime)
             .unwrap();
-        // d moved forward: explained; a file's atime and a folder's moved back: not.
+        // d moved forward during the probe: explained; a file's atime, a folder's
+        // that moved back, and one that was older than the probe: not.
         assert_eq!(
             (
                 atime.compared,
@@ -424,10 +457,64 @@ mod tests {
                 atime.explained,
                 atime.unexplained
             ),
-            (4, 1, 1, 2)
+            (5, 1, 1, 3)
         );
         let paths: Vec<&str> = found.mismatches.iter().map(|m| m.path.as_str()).collect();
-        assert_eq!(paths, ["f", "e"]);
+        assert_eq!(paths, ["f", "e", "old"]);
+    }
+
+    #[test]
+    fn a_wrong_ctime_or_a_failed_stat_explains_nothing() {
+        let root = Path::new("/nonexistent-probe-root");
+        let with = |source, ctime: i64, size: u64, failed: Option<&str>| Record {
+            path: PathBuf::from("f"),
+            stat_failed: failed.map(String::from),
+            known: [
+                (FieldName::Type, Value::Kind(FileKind::File)),
+                (
+                    FieldName::Ctime,
+                    Value::Time(Timestamp {
+                        secs: ctime,
+                        nanos: 0,
+                    }),
+                ),
+                (FieldName::Size, Value::Number(size)),
+            ]
+            .into_iter()
+            .filter(|_| failed.is_none())
+            .map(|(field, value)| Known {
+                field,
+                source,
+                value,
+            })
+            .collect(),
+        };
+        let began = Timestamp {
+            secs: 100,
+            nanos: 0,
+        };
+        let started = ProbeTimes {
+            began,
+            candidate_began: began,
+        };
+        // The engine's ctime is wrong and so is its size; nothing moved during the
+        // probe (the reference's ctime is older than it), and the path cannot be
+        // re-stat'ed: neither difference has a reason.
+        let found = compare(
+            &[with(Source::Statx, 40, 2, None)],
+            &[with(Source::PathStat, 50, 1, None)],
+            root,
+            started,
+        );
+        let unexplained: usize = found.rows.iter().map(|r| r.unexplained).sum();
+        assert_eq!((unexplained, found.explained.len()), (2, 0));
+        let found = compare(
+            &[with(Source::Statx, 0, 0, Some("EIO"))],
+            &[with(Source::PathStat, 50, 1, None)],
+            root,
+            started,
+        );
+        assert_eq!(found.stat_failed_in_candidate, 1);
     }
 
     #[test]

@@ -62,10 +62,18 @@ struct Line {
     nlink: Option<u64>,
     uid: Option<u64>,
     gid: Option<u64>,
-    atime: Option<Timestamp>,
-    mtime: Option<Timestamp>,
-    ctime: Option<Timestamp>,
-    btime: Option<Timestamp>,
+    atime: Option<Time>,
+    mtime: Option<Time>,
+    ctime: Option<Time>,
+    btime: Option<Time>,
+}
+
+/// A time as the dump writes it; nothing else may stand in the object.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct Time {
+    secs: i64,
+    nanos: u32,
 }
 
 /// Runs the lister on the tree at `root` and reads its records. `command` is split
@@ -123,6 +131,7 @@ fn with_tree(command: &[String], root: &Path) -> Vec<std::ffi::OsString> {
 /// Reads a dump: one record per non-empty line.
 pub fn read(input: impl BufRead, root: &Path) -> Result<Vec<Record>, ListerError> {
     let mut records = Vec::new();
+    let mut seen = std::collections::HashMap::new();
     for (index, line) in input.split(b'\n').enumerate() {
         let line = line.map_err(ListerError::Read)?;
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -139,7 +148,13 @@ pub fn read(input: impl BufRead, root: &Path) -> Result<Vec<Record>, ListerError
             _ => return Err(at("give `path` or `path_bytes`, one of them".into())),
         };
         let path = inside(&written, root).map_err(at)?;
-        records.push(record(parsed, path));
+        if let Some(first) = seen.insert(path.clone(), index + 1) {
+            return Err(at(format!(
+                "`{}` was given on line {first} already",
+                path.display()
+            )));
+        }
+        records.push(record(parsed, path).map_err(at)?);
     }
     Ok(records)
 }
@@ -181,7 +196,7 @@ fn inside(path: &Path, root: &Path) -> Result<PathBuf, String> {
     })
 }
 
-fn record(line: Line, path: PathBuf) -> Record {
+fn record(line: Line, path: PathBuf) -> Result<Record, String> {
     let mut known = Vec::new();
     let mut push = |field, value: Option<Value>| {
         if let Some(value) = value {
@@ -214,9 +229,25 @@ fn record(line: Line, path: PathBuf) -> Record {
         (FieldName::Btime, line.btime),
     ];
     for (field, value) in times {
-        push(field, value.map(Value::Time));
+        let Some(time) = value else { continue };
+        if time.nanos >= 1_000_000_000 {
+            return Err(format!(
+                "`{}`: nanos {} is a second or more",
+                field.name(),
+                time.nanos
+            ));
+        }
+        let stamp = Timestamp {
+            secs: time.secs,
+            nanos: time.nanos,
+        };
+        push(field, Some(Value::Time(stamp)));
     }
-    Record { path, known }
+    Ok(Record {
+        path,
+        known,
+        stat_failed: None,
+    })
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::fixtures::{self, fingerprint};
 use crate::matrix::TreeSource;
+use crate::walk::stat::Timestamp;
 use crate::walk::{self, Engine, ListOptions};
 use outcome::{Comparison, ProbeOutcome, TreeProbe, PROBE_SCHEMA_VERSION};
 use record::Record;
@@ -61,7 +62,13 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
             TreeSource::Existing { .. } => None,
         };
         let (name, root) = match (source, &built) {
-            (TreeSource::Spec(spec), Some(tree)) => (spec.name.clone(), tree.path().to_path_buf()),
+            // A temp folder behind a symlink (macOS's /var) is named as a lister
+            // that resolves its root would name it.
+            (TreeSource::Spec(spec), Some(tree)) => {
+                let path = tree.path();
+                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                (spec.name.clone(), real)
+            }
             (TreeSource::Existing { name, path }, _) => (name.clone(), path.clone()),
             (TreeSource::Spec(_), None) => unreachable!("a spec tree is always built"),
         };
@@ -80,8 +87,9 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
 
 /// Probes one tree: the candidate's look first, then the oracle's, each guarded.
 fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -> TreeProbe {
+    let began = now_less(std::time::Duration::from_millis(20));
     // The first fingerprint also reads every folder, which settles directory atimes
-    // before either side looks.
+    // before either side looks; it is taken with the guard off too.
     let depth = request.guard.unwrap_or_default();
     let baseline = fingerprint::take(root, depth);
     let mut probe = TreeProbe {
@@ -92,6 +100,10 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         found: Comparison::default(),
         census: None,
         error: None,
+    };
+    let times = compare::ProbeTimes {
+        began,
+        candidate_began: now_less(std::time::Duration::ZERO),
     };
     let candidate = match candidate_records(&request.candidate, root, scratch) {
         Ok((records, census)) => {
@@ -117,7 +129,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         return probe;
     }
     probe.entries = reference.len();
-    probe.found = compare::compare(&candidate, &reference, root);
+    probe.found = compare::compare(&candidate, &reference, root, times);
     probe
 }
 
@@ -153,4 +165,16 @@ fn walked(engine: Engine, root: &Path) -> Result<Records, String> {
             .map_err(|err| format!("cannot start the walk: {err}"))?;
     let records = entries.first().map(record::from_walk).unwrap_or_default();
     Ok((records, census))
+}
+
+/// The time `less` ago, as a file system stamps times.
+fn now_less(less: std::time::Duration) -> Timestamp {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .saturating_sub(less);
+    Timestamp {
+        secs: since.as_secs() as i64,
+        nanos: since.subsec_nanos(),
+    }
 }

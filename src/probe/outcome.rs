@@ -56,6 +56,19 @@ pub struct Comparison {
     pub missing: Vec<MissingEntry>,
     pub missing_in_candidate: usize,
     pub missing_in_reference: usize,
+    /// Entries one side could stat and the other could not (the first of each).
+    pub stat_failures: Vec<StatFailure>,
+    pub stat_failed_in_candidate: usize,
+    pub stat_failed_in_reference: usize,
+}
+
+/// An entry one side could stat and the other could not.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatFailure {
+    pub path: String,
+    /// The side that could not.
+    pub failed_on: Side,
+    pub error: String,
 }
 
 /// One field as one source gave it, over every entry both sides know it for.
@@ -116,7 +129,11 @@ impl TreeProbe {
     pub fn unexplained(&self) -> usize {
         let found = &self.found;
         let fields: usize = found.rows.iter().map(|r| r.unexplained).sum();
-        fields + found.missing_in_candidate + found.missing_in_reference
+        fields
+            + found.missing_in_candidate
+            + found.missing_in_reference
+            + found.stat_failed_in_candidate
+            + found.stat_failed_in_reference
     }
 }
 

@@ -118,6 +118,8 @@ pub struct Record {
     /// The entry's path inside the tree; the tree's root is `.`.
     pub path: PathBuf,
     pub known: Vec<Known>,
+    /// Why this side could not stat the entry, if it could not.
+    pub stat_failed: Option<String>,
 }
 
 impl Record {
@@ -159,12 +161,18 @@ fn add(entry: &Entry, path: PathBuf, records: &mut Vec<Record>) {
             value: Value::Number(listed.ino),
         });
     }
-    if let Ok(stat) = &entry.stat {
-        stat_fields(stat, &mut known);
-    }
+    let stat_failed = match &entry.stat {
+        Ok(stat) => {
+            stat_fields(stat, &mut known);
+            None
+        }
+        Err(crate::walk::StatError::Io(err)) => Some(err.to_string()),
+        Err(crate::walk::StatError::DanglingLink) => Some("a dangling link".into()),
+    };
     records.push(Record {
         path: path.clone(),
         known,
+        stat_failed,
     });
     if let Contents::Listed { entries, .. } = &entry.contents {
         for child in entries {

@@ -187,6 +187,17 @@ fn details(tree: &TreeProbe) -> Vec<String> {
             m.candidate
         ));
     }
+    for f in &tree.found.stat_failures {
+        let side = match f.failed_on {
+            Side::Candidate => "the candidate",
+            Side::Reference => "lstat",
+        };
+        lines.push(format!(
+            "unexplained: {side} could not stat {}: {}",
+            clipped(&f.path),
+            f.error
+        ));
+    }
     for m in &tree.found.missing {
         let side = match m.missing_from {
             Side::Candidate => "the candidate",

@@ -130,7 +130,7 @@ fn contents_of(
     let mut error = None;
     for item in reader {
         match item {
-            Ok(dirent) => names.push(dirent.file_name()),
+            Ok(dirent) => names.push((dirent.file_name(), listed_inode(&dirent))),
             Err(err) => {
                 error = Some(err);
                 break;
@@ -138,20 +138,37 @@ fn contents_of(
         }
     }
     let mut entries = Vec::with_capacity(names.len());
-    for name in names {
+    for (name, listed) in names {
         let child = path.join(&name);
         let stat = stat_path(&child, options.follow_symlinks);
         let contents = match &stat {
             Ok(f) => contents_of(&child, f, root_dev, options, listed_once),
             Err(_) => Contents::None,
         };
-        // The oracle takes nothing from the listing but names.
+        // The oracle takes nothing from the listing but names; the inode the
+        // listing gave is kept only for the probe to hold a fast listing's to.
         entries.push(Entry {
             name,
             stat,
-            listed: None,
+            listed,
             contents,
         });
     }
     Contents::Listed { entries, error }
+}
+
+/// The inode `read_dir` listed an entry with; its type is not asked, since std
+/// would stat for it where the listing gives none.
+#[cfg(unix)]
+fn listed_inode(dirent: &fs::DirEntry) -> Option<super::Listed> {
+    use std::os::unix::fs::DirEntryExt;
+    Some(super::Listed {
+        kind: super::FileKind::Unknown,
+        ino: dirent.ino(),
+    })
+}
+
+#[cfg(not(unix))]
+fn listed_inode(_dirent: &fs::DirEntry) -> Option<super::Listed> {
+    None
 }
