@@ -157,9 +157,12 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
     std::os::unix::fs::symlink("g", dir.path().join("l")).unwrap();
     let (_, census) = list(&[dir.path().as_os_str().to_owned()], ListOptions::default());
     let typed = (census.folders, census.files, census.symlinks, census.other);
-    // A file system that gives no d_type lists all four as unknown.
+    // A file system that gives no d_type lists all four as unknown, and one that
+    // does types every one.
     if census.unknown == 0 {
         assert_eq!(typed, (1, 2, 1, 0), "{census:?}");
+    } else {
+        assert_eq!((typed, census.unknown), ((0, 0, 0, 0), 4), "{census:?}");
     }
     assert_eq!(census.listed(), 4, "{census:?}");
     // One stat per entry, and one for the operand.
