@@ -77,8 +77,12 @@ fn main() -> ExitCode {
             (probe(), walk())
         };
         let (w, p) = if round % 2 == 0 { (a, b) } else { (b, a) };
-        walks.push(w);
-        probes.push(p);
+        walks.extend(w);
+        probes.extend(p);
+    }
+    if walks.is_empty() || probes.is_empty() {
+        println!("no successful run of one of the two: no figures");
+        return ExitCode::FAILURE;
     }
     let (walk, probe) = (median(&walks), median(&probes));
     let ratio = probe.0.as_secs_f64() / walk.0.as_secs_f64();
@@ -101,8 +105,9 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// One run, printed as a row: its wall time and peak memory.
-fn run(label: &str, command: &mut Command) -> (Duration, Option<u64>) {
+/// One run, printed as a row: its wall time and peak memory; none when it failed,
+/// so a failed run's time never stands in a median.
+fn run(label: &str, command: &mut Command) -> Option<(Duration, Option<u64>)> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -119,11 +124,14 @@ fn run(label: &str, command: &mut Command) -> (Duration, Option<u64>) {
                 "{label:<16} {:>8.2} {peak:>12}{ended}",
                 sampled.wall.as_secs_f64()
             );
-            (sampled.wall, sampled.peak)
+            sampled
+                .status
+                .success()
+                .then_some((sampled.wall, sampled.peak))
         }
         Err(err) => {
             println!("{label:<16} could not run: {err}");
-            (Duration::ZERO, None)
+            None
         }
     }
 }
