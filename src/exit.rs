@@ -40,3 +40,15 @@ impl Failure {
         }
     }
 }
+
+/// An error and its causes on one line, `error: cause: cause`, as the binary prints
+/// a chain: for messages that carry an error into another.
+pub fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        message = format!("{message}: {inner}");
+        cause = inner.source();
+    }
+    message
+}

@@ -134,18 +134,16 @@ impl<'a> Tally<'a> {
             Side::Candidate => &mut self.out.missing_in_candidate,
             Side::Reference => &mut self.out.missing_in_reference,
         };
-        *count += 1;
-        let kept = self
-            .out
-            .missing
-            .iter()
-            .filter(|m| m.missing_from == missing_from);
-        if kept.count() < EXAMPLES {
-            self.out.missing.push(MissingEntry {
-                path: shown(path),
-                missing_from,
-            });
-        }
+        let entry = || MissingEntry {
+            path: shown(path),
+            missing_from,
+        };
+        count_and_keep(
+            count,
+            &mut self.out.missing,
+            |m| m.missing_from == missing_from,
+            entry,
+        );
     }
 
     fn entry(&mut self, ours: &Record, theirs: &Record) {
@@ -190,19 +188,13 @@ impl<'a> Tally<'a> {
             Side::Candidate => &mut self.out.stat_failed_in_candidate,
             Side::Reference => &mut self.out.stat_failed_in_reference,
         };
-        *count += 1;
-        let kept = self
-            .out
-            .stat_failures
-            .iter()
-            .filter(|f| f.failed_on == failed_on);
-        if kept.count() < EXAMPLES {
-            self.out.stat_failures.push(StatFailure {
-                path: shown(path),
-                failed_on,
-                error: error.to_string(),
-            });
-        }
+        let failure = || StatFailure {
+            path: shown(path),
+            failed_on,
+            error: error.to_string(),
+        };
+        let failures = &mut self.out.stat_failures;
+        count_and_keep(count, failures, |f| f.failed_on == failed_on, failure);
     }
 
     fn field(&mut self, ours: &Record, theirs: &Record, candidate: &Known, reference: &Known) {
@@ -255,6 +247,20 @@ impl<'a> Tally<'a> {
             .collect();
         self.out.mismatches = self.examples.into_values().flatten().collect();
         self.out
+    }
+}
+
+/// Counts one more of a side's kind, and keeps it while fewer than [`EXAMPLES`] of
+/// that side are kept.
+fn count_and_keep<T>(
+    count: &mut usize,
+    kept: &mut Vec<T>,
+    same_side: impl Fn(&T) -> bool,
+    make: impl FnOnce() -> T,
+) {
+    *count += 1;
+    if kept.iter().filter(|k| same_side(k)).count() < EXAMPLES {
+        kept.push(make());
     }
 }
 

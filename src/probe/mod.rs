@@ -144,15 +144,7 @@ fn candidate_records(
         Candidate::Engine(engine) => walked(*engine, root),
         Candidate::Lister(command) => lister::run(command, root, scratch)
             .map(|records| (records, None))
-            .map_err(|err| {
-                let mut message = err.to_string();
-                let mut cause = std::error::Error::source(&err);
-                while let Some(inner) = cause {
-                    message = format!("{message}: {inner}");
-                    cause = inner.source();
-                }
-                message
-            }),
+            .map_err(|err| crate::exit::with_causes(&err)),
     }
 }
 

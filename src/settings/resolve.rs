@@ -267,7 +267,8 @@ fn standard_trees() -> Result<Vec<TreeSource>, SettingsError> {
 /// names the folder), an existing folder, or a `.tree` spec file.
 fn tree(given: &Given<String>) -> Result<TreeSource, SettingsError> {
     let name = &given.value;
-    let fixture = |err: fixtures::FixtureError| SettingsError::at(given, with_causes(&err));
+    let fixture =
+        |err: fixtures::FixtureError| SettingsError::at(given, crate::exit::with_causes(&err));
     if fixtures::is_builtin(name) {
         return fixtures::spec_named(name)
             .map(TreeSource::Spec)
@@ -389,17 +390,6 @@ fn environment(env: &[(Given<String>, String)]) -> Result<Vec<(String, String)>,
         .iter()
         .map(|(name, value)| (name.value.clone(), value.clone()))
         .collect())
-}
-
-/// An error and its causes, `error: cause: cause`, as the binary prints a chain.
-pub(super) fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut message = err.to_string();
-    let mut cause = err.source();
-    while let Some(inner) = cause {
-        message = format!("{message}: {inner}");
-        cause = inner.source();
-    }
-    message
 }
 
 #[cfg(test)]

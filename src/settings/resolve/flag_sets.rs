@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{with_causes, SettingsError, DEFAULT_SETS};
+use super::{SettingsError, DEFAULT_SETS};
 use crate::flagset::{self, FlagSetFile};
 use crate::matrix::arm::Arm;
 use crate::settings::{Given, Layer, Origin};
@@ -113,5 +113,6 @@ fn flag_or_key(origin: &Origin) -> String {
 }
 
 fn load(given: &Given<String>, path: &str) -> Result<FlagSetFile, SettingsError> {
-    flagset::load(Path::new(path)).map_err(|err| SettingsError::at(given, with_causes(&err)))
+    flagset::load(Path::new(path))
+        .map_err(|err| SettingsError::at(given, crate::exit::with_causes(&err)))
 }
