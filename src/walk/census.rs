@@ -55,7 +55,7 @@ impl Census {
 /// counts yet; elsewhere the census is not known.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Debug, Default)]
-pub(crate) struct Counters {
+pub struct Counters {
     folders: AtomicU64,
     files: AtomicU64,
     symlinks: AtomicU64,
@@ -80,7 +80,7 @@ pub(crate) enum StatCall {
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Counters {
     /// Counts the listing's types of one folder's entries at once.
-    pub fn listed(&self, kinds: impl Iterator<Item = FileKind>) {
+    pub(crate) fn listed(&self, kinds: impl Iterator<Item = FileKind>) {
         let mut counts = [0u64; 5];
         for kind in kinds {
             let slot = match kind {
@@ -106,7 +106,7 @@ impl Counters {
         }
     }
 
-    pub fn stat(&self, call: StatCall) {
+    pub(crate) fn stat(&self, call: StatCall) {
         let counter = match call {
             StatCall::Statx => &self.statx,
             StatCall::Fstatat => &self.fstatat,
@@ -120,7 +120,7 @@ impl Counters {
     }
 
     /// Counts entries listed that the walk will not return.
-    pub fn overruled(&self, entries: u64) {
+    pub(crate) fn overruled(&self, entries: u64) {
         self.overruled.fetch_add(entries, Relaxed);
     }
 

@@ -11,6 +11,7 @@
 mod census;
 pub mod du;
 mod fast;
+pub mod folder;
 mod quote;
 mod reference;
 pub mod stat;
@@ -19,7 +20,7 @@ use std::ffi::OsString;
 use std::io;
 use std::sync::OnceLock;
 
-pub use census::Census;
+pub use census::{Census, Counters};
 pub use stat::{FileKind, StatFields};
 
 /// Which listing engine to use.
@@ -109,6 +110,11 @@ pub fn list_counted(
         Engine::Reference => (reference::list(operands, options), None),
         Engine::Fast => fast::list(operands, options),
     }
+}
+
+/// Whether `engine` counts a census of its listing: the fast engine on Linux.
+pub fn counts_census(engine: Engine) -> bool {
+    cfg!(target_os = "linux") && engine == Engine::Fast
 }
 
 /// Raises the soft limit on open descriptors to the hard one, once per process.

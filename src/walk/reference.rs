@@ -65,7 +65,7 @@ const SHORT_ENOUGH: usize = 3072;
 /// and du walks such trees, so the oracle must too; below the limit nothing
 /// changes, so the reference keeps paying for full-path lookups as a plain walker
 /// does.
-struct Shortened {
+pub(super) struct Shortened {
     path: std::path::PathBuf,
     #[cfg(target_os = "linux")]
     _open: Option<fs::File>,
@@ -73,7 +73,7 @@ struct Shortened {
 
 impl Shortened {
     #[cfg(target_os = "linux")]
-    fn new(path: &Path) -> io::Result<Shortened> {
+    pub(super) fn new(path: &Path) -> io::Result<Shortened> {
         use std::os::fd::AsRawFd;
         if path.as_os_str().len() <= SHORT_ENOUGH {
             return Ok(Shortened {
@@ -89,13 +89,13 @@ impl Shortened {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn new(path: &Path) -> io::Result<Shortened> {
+    pub(super) fn new(path: &Path) -> io::Result<Shortened> {
         Ok(Shortened {
             path: path.to_path_buf(),
         })
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -160,7 +160,7 @@ fn contents_of(
 /// The inode `read_dir` listed an entry with; its type is not asked, since std
 /// would stat for it where the listing gives none.
 #[cfg(unix)]
-fn listed_inode(dirent: &fs::DirEntry) -> Option<super::Listed> {
+pub(super) fn listed_inode(dirent: &fs::DirEntry) -> Option<super::Listed> {
     use std::os::unix::fs::DirEntryExt;
     Some(super::Listed {
         kind: super::FileKind::Unknown,
@@ -169,6 +169,6 @@ fn listed_inode(dirent: &fs::DirEntry) -> Option<super::Listed> {
 }
 
 #[cfg(not(unix))]
-fn listed_inode(_dirent: &fs::DirEntry) -> Option<super::Listed> {
+pub(super) fn listed_inode(_dirent: &fs::DirEntry) -> Option<super::Listed> {
     None
 }

@@ -417,14 +417,53 @@ fn entries_below(contents: &Contents) -> u64 {
 /// links are followed. Pipelined folders open their subfolders on `d_type` alone,
 /// before the stat is in; the stat later decides whether what is listed stands.
 fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> Opened {
+    match open_folder_at(parent, name, follow_symlinks) {
+        Ok(fd) => Opened::Folder(fd),
+        Err(err) => Opened::Settled(Contents::unreadable(err)),
+    }
+}
+
+/// Opens a folder relative to a descriptor (or `CWD`), through a link only when
+/// links are followed.
+pub(in crate::walk) fn open_folder_at<Fd: AsFd>(
+    parent: Fd,
+    name: &OsStr,
+    follow_symlinks: bool,
+) -> io::Result<OwnedFd> {
     let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     if !follow_symlinks {
         flags |= OFlags::NOFOLLOW;
     }
-    match rustix::fs::openat(parent, name, flags, Mode::empty()) {
-        Ok(fd) => Opened::Folder(fd),
-        Err(err) => Opened::Settled(Contents::unreadable(err.into())),
-    }
+    Ok(rustix::fs::openat(parent, name, flags, Mode::empty())?)
+}
+
+/// The walk's own listing of one folder, a name at a time, each counted in
+/// `census` as the walk counts it.
+pub(in crate::walk) fn names<'a>(
+    fd: &'a OwnedFd,
+    census: &'a Counters,
+) -> impl Iterator<Item = io::Result<(OsString, Listed)>> + 'a {
+    listing::Names::new(fd).map(move |named| {
+        let named = named?;
+        let kind = kind_of_type(named.dtype);
+        census.listed(std::iter::once(kind));
+        Ok((
+            named.name,
+            Listed {
+                kind,
+                ino: named.ino,
+            },
+        ))
+    })
+}
+
+/// The walk's own stat of one name relative to a folder, links not followed.
+pub(in crate::walk) fn stat_at<Fd: AsFd>(
+    dir: Fd,
+    name: &OsStr,
+    census: &Counters,
+) -> Result<StatFields, crate::walk::StatError> {
+    stat_entry(dir, name, false, census)
 }
 
 /// One of the [`PIPELINED_FOLDERS`] places for a folder held open for its stat job;

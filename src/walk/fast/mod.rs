@@ -6,6 +6,9 @@
 #[cfg(target_os = "linux")]
 mod linux;
 
+#[cfg(target_os = "linux")]
+pub(super) use linux::{names, open_folder_at, stat_at};
+
 use std::ffi::OsString;
 
 use super::{Census, Entry, ListOptions};

@@ -1,6 +1,7 @@
 //! Reading a folder's names with `getdents64` into a per-thread 64 KiB buffer: the
 //! first batch alone, so the walk can enter the subfolders it names, and then the
-//! rest to the end.
+//! rest to the end; or, for a caller that looks at one name at a time, each name as
+//! it comes, a batch at a time.
 
 use std::cell::RefCell;
 use std::ffi::{OsStr, OsString};
@@ -87,20 +88,79 @@ fn read_batches(
                 listing.more = false;
                 return;
             }
-            Some(Ok(entry)) => {
-                let name = entry.file_name().to_bytes();
-                if name != b"." && name != b".." {
-                    let name = OsStr::from_bytes(name).to_os_string();
-                    listing.names.push(Named {
-                        name,
-                        dtype: entry.file_type(),
-                        ino: entry.ino(),
-                    });
-                }
-            }
+            Some(Ok(entry)) => listing.names.extend(named(&entry)),
         }
         if first_only && dir.is_buffer_empty() {
             return;
         }
     }
+}
+
+/// A folder's names in the order getdents64 returns them, one batch held at a
+/// time, in a buffer of this listing's own: whoever takes the names may list other
+/// folders meanwhile. Ends after the error that cuts the listing short, if any.
+pub(super) struct Names<'fd> {
+    fd: &'fd OwnedFd,
+    buffer: Vec<MaybeUninit<u8>>,
+    batch: std::collections::VecDeque<Named>,
+    error: Option<io::Error>,
+    ended: bool,
+}
+
+impl<'fd> Names<'fd> {
+    pub(super) fn new(fd: &'fd OwnedFd) -> Names<'fd> {
+        Names {
+            fd,
+            buffer: vec![MaybeUninit::uninit(); LISTING_BUFFER],
+            batch: std::collections::VecDeque::new(),
+            error: None,
+            ended: false,
+        }
+    }
+
+    /// Reads the next batch: up to the end of one getdents64 call's worth.
+    fn refill(&mut self) {
+        let mut dir = RawDir::new(self.fd, &mut self.buffer);
+        loop {
+            match dir.next() {
+                None => {
+                    self.ended = true;
+                    return;
+                }
+                Some(Err(err)) => {
+                    self.error = Some(err.into());
+                    self.ended = true;
+                    return;
+                }
+                Some(Ok(entry)) => self.batch.extend(named(&entry)),
+            }
+            if dir.is_buffer_empty() {
+                return;
+            }
+        }
+    }
+}
+
+impl Iterator for Names<'_> {
+    type Item = io::Result<Named>;
+
+    fn next(&mut self) -> Option<io::Result<Named>> {
+        while self.batch.is_empty() && !self.ended {
+            self.refill();
+        }
+        match self.batch.pop_front() {
+            Some(named) => Some(Ok(named)),
+            None => self.error.take().map(Err),
+        }
+    }
+}
+
+/// An entry as the walk keeps it; none for `.` and `..`.
+fn named(entry: &rustix::fs::RawDirEntry<'_>) -> Option<Named> {
+    let name = entry.file_name().to_bytes();
+    (name != b"." && name != b"..").then(|| Named {
+        name: OsStr::from_bytes(name).to_os_string(),
+        dtype: entry.file_type(),
+        ino: entry.ino(),
+    })
 }

@@ -1,0 +1,345 @@
+//! One folder at a time, for callers that must look at a tree without holding it:
+//! the probe, which puts an engine's look at each entry beside the oracle's as it
+//! goes, and the probe's guard, which digests a tree folder by folder. The calls are
+//! each engine's own (the fast engine's `getdents64` and `statx` relative to the
+//! folder's descriptor; the reference's `read_dir` and full-path `lstat`, through
+//! `/proc/self/fd` past PATH_MAX), without the engines' scheduling. Links are never
+//! followed.
+//!
+//! [`depth_first`] walks a tree holding only the folders on the way down, each with
+//! the names of the subfolders still to enter. A folder with few subfolders opens
+//! them all and then gives up its own descriptor, as the fast engine does, so a
+//! chain of any depth holds a bounded number of descriptors.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::census::Counters;
+use super::reference::{listed_inode, stat_path, Shortened};
+use super::{Engine, Listed, StatError, StatFields};
+
+/// A folder with at most this many subfolders opens them all before it gives up
+/// its own descriptor.
+const OPEN_AHEAD: usize = 16;
+
+/// One engine's handle on one folder.
+pub struct Folder(Inner);
+
+enum Inner {
+    /// The folder's descriptor; none once released.
+    #[cfg(target_os = "linux")]
+    Fast(Option<std::os::fd::OwnedFd>),
+    /// The folder's path, shortened past PATH_MAX.
+    Reference(Shortened),
+}
+
+/// One name as a folder's listing gave it, with what the listing said of it.
+pub struct Named {
+    pub name: OsString,
+    pub listed: Option<Listed>,
+}
+
+/// Stats a tree's root as `engine` stats an operand, links not followed.
+pub fn stat_root(engine: Engine, path: &Path, census: &Counters) -> Result<StatFields, StatError> {
+    match engine {
+        #[cfg(target_os = "linux")]
+        Engine::Fast => super::fast::stat_at(rustix::fs::CWD, path.as_os_str(), census),
+        _ => {
+            let _ = census;
+            stat_path(path, false)
+        }
+    }
+}
+
+/// Opens a tree's root as `engine` opens an operand.
+pub fn open_root(engine: Engine, path: &Path) -> io::Result<Folder> {
+    super::raise_descriptor_limit();
+    match engine {
+        #[cfg(target_os = "linux")]
+        Engine::Fast => {
+            let fd = super::fast::open_folder_at(rustix::fs::CWD, path.as_os_str(), false)?;
+            Ok(Folder(Inner::Fast(Some(fd))))
+        }
+        _ => Ok(Folder(Inner::Reference(Shortened::new(path)?))),
+    }
+}
+
+impl Folder {
+    /// Opens the subfolder `name`.
+    pub fn open(&self, name: &OsStr) -> io::Result<Folder> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(fd) => {
+                let fd = fd.as_ref().expect("a released folder opens nothing");
+                Ok(Folder(Inner::Fast(Some(super::fast::open_folder_at(
+                    fd, name, false,
+                )?))))
+            }
+            Inner::Reference(path) => Ok(Folder(Inner::Reference(Shortened::new(
+                &path.path().join(name),
+            )?))),
+        }
+    }
+
+    /// The folder's names in the order the engine's listing gives them; the listing
+    /// ends after the error that cuts it short. The fast engine counts what its
+    /// listing typed in `census`.
+    // Only the fast engine on Linux counts its calls.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    pub fn names<'a>(
+        &'a self,
+        census: &'a Counters,
+    ) -> Box<dyn Iterator<Item = io::Result<Named>> + 'a> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(fd) => {
+                let fd = fd.as_ref().expect("a released folder lists nothing");
+                Box::new(super::fast::names(fd, census).map(|named| {
+                    named.map(|(name, listed)| Named {
+                        name,
+                        listed: Some(listed),
+                    })
+                }))
+            }
+            Inner::Reference(path) => match fs::read_dir(path.path()) {
+                Ok(reader) => Box::new(reader.map(|item| {
+                    item.map(|dirent| Named {
+                        listed: listed_inode(&dirent),
+                        name: dirent.file_name(),
+                    })
+                })),
+                Err(err) => Box::new(std::iter::once(Err(err))),
+            },
+        }
+    }
+
+    /// Stats one name in the folder as the engine does; the fast engine counts the
+    /// call in `census`.
+    // Only the fast engine on Linux counts its calls.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    pub fn stat(&self, name: &OsStr, census: &Counters) -> Result<StatFields, StatError> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(fd) => {
+                let fd = fd.as_ref().expect("a released folder stats nothing");
+                super::fast::stat_at(fd, name, census)
+            }
+            Inner::Reference(path) => stat_path(&path.path().join(name), false),
+        }
+    }
+
+    /// The target of the symlink `name`.
+    pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(Some(fd)) => {
+                use std::os::unix::ffi::OsStringExt;
+                let target = rustix::fs::readlinkat(fd, name, Vec::new())?;
+                Ok(OsString::from_vec(target.into_bytes()).into())
+            }
+            #[cfg(target_os = "linux")]
+            Inner::Fast(None) => panic!("a released folder reads nothing"),
+            Inner::Reference(path) => fs::read_link(path.path().join(name)),
+        }
+    }
+
+    /// Opens the file `name` for reading, never through a link.
+    pub fn open_file(&self, name: &OsStr) -> io::Result<fs::File> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(Some(fd)) => {
+                use rustix::fs::{Mode, OFlags};
+                let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                Ok(rustix::fs::openat(fd, name, flags, Mode::empty())?.into())
+            }
+            #[cfg(target_os = "linux")]
+            Inner::Fast(None) => panic!("a released folder opens nothing"),
+            Inner::Reference(path) => fs::File::open(path.path().join(name)),
+        }
+    }
+}
+
+/// Names taken from a folder's listing before their stats are spread over the
+/// walk's pool: enough to keep every worker busy, few enough to hold.
+pub const CHUNK: usize = 1024;
+
+/// `work` done on every item on the walk's pool, the results in the items' order;
+/// on this thread when there are few, or when the pool cannot start.
+pub fn on_pool_in_order<T: Send, R: Send>(
+    items: Vec<T>,
+    work: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match super::pool() {
+        Ok(pool) if items.len() > 64 => pool.install(|| items.into_par_iter().map(work).collect()),
+        _ => items.into_iter().map(work).collect(),
+    }
+}
+
+/// What [`depth_first`] holds per folder: one engine's folder, or several
+/// engines' looks at the same folder.
+pub trait Held: Sized {
+    /// The subfolder `name` of this one.
+    fn open(&self, name: &OsStr) -> Self;
+    /// Gives up what the subfolders, once all opened, no longer need.
+    fn release(&mut self);
+}
+
+impl Held for io::Result<Folder> {
+    fn open(&self, name: &OsStr) -> Self {
+        match self {
+            Ok(folder) => folder.open(name),
+            Err(err) => Err(io::Error::new(err.kind(), "its folder could not be opened")),
+        }
+    }
+
+    fn release(&mut self) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Ok(Folder(Inner::Fast(fd))) => *fd = None,
+            // A reference folder holds a descriptor only where its subfolders'
+            // shortened paths start from it.
+            _ => {}
+        }
+    }
+}
+
+impl<A: Held, B: Held> Held for (A, B) {
+    fn open(&self, name: &OsStr) -> Self {
+        (self.0.open(name), self.1.open(name))
+    }
+
+    fn release(&mut self) {
+        self.0.release();
+        self.1.release();
+    }
+}
+
+/// Visits every folder at and below `root`, parents before their children: `visit`
+/// gets each folder with its path relative to the root (empty for the root) and
+/// returns the names of its subfolders to enter.
+pub fn depth_first<H: Held>(root: H, mut visit: impl FnMut(&H, &Path) -> Vec<OsString>) {
+    let mut relative = PathBuf::new();
+    let mut levels = vec![enter(root, &relative, &mut visit)];
+    while let Some(level) = levels.last_mut() {
+        match level.pending.pop() {
+            Some((name, opened)) => {
+                let held = opened.unwrap_or_else(|| level.held.open(&name));
+                relative.push(&name);
+                let below = enter(held, &relative, &mut visit);
+                levels.push(below);
+            }
+            None => {
+                levels.pop();
+                relative.pop();
+            }
+        }
+    }
+}
+
+/// A folder on the way down and the subfolders still to enter, last first, each
+/// already open where the folder opened them all at once.
+struct Level<H> {
+    held: H,
+    pending: Vec<(OsString, Option<H>)>,
+}
+
+fn enter<H: Held>(
+    mut held: H,
+    relative: &Path,
+    visit: &mut impl FnMut(&H, &Path) -> Vec<OsString>,
+) -> Level<H> {
+    let names = visit(&held, relative);
+    let mut pending: Vec<(OsString, Option<H>)> = if names.len() <= OPEN_AHEAD {
+        let opened = (names.into_iter())
+            .map(|name| {
+                let below = held.open(&name);
+                (name, Some(below))
+            })
+            .collect();
+        held.release();
+        opened
+    } else {
+        names.into_iter().map(|name| (name, None)).collect()
+    };
+    pending.reverse();
+    Level { held, pending }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// Every path `depth_first` visits, and every entry's kind under each engine.
+    fn visited(engine: Engine, root: &Path) -> Vec<(PathBuf, String)> {
+        let census = Counters::default();
+        let mut seen = Vec::new();
+        depth_first(open_root(engine, root), |folder, relative| {
+            let Ok(folder) = folder else {
+                return Vec::new();
+            };
+            let mut below = Vec::new();
+            for named in folder.names(&census) {
+                let named = named.unwrap();
+                let stat = folder.stat(&named.name, &census).unwrap();
+                seen.push((relative.join(&named.name), format!("{:?}", stat.kind)));
+                if stat.kind == super::super::FileKind::Dir {
+                    below.push(named.name);
+                }
+            }
+            below
+        });
+        seen.sort();
+        seen
+    }
+
+    #[test]
+    fn both_engines_visit_every_entry_once_in_a_chain_and_a_wide_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut chain = dir.path().to_path_buf();
+        for level in 0..40 {
+            chain.push(format!("c{level}"));
+            std::fs::create_dir(&chain).unwrap();
+            std::fs::write(chain.join("f"), b"x").unwrap();
+        }
+        for i in 0..(OPEN_AHEAD + 3) {
+            std::fs::create_dir_all(dir.path().join(format!("w/{i}/x"))).unwrap();
+        }
+        std::os::unix::fs::symlink("c0", dir.path().join("link")).unwrap();
+        let fast = visited(Engine::Fast, dir.path());
+        assert_eq!(fast.len(), 40 * 2 + 1 + (OPEN_AHEAD + 3) * 2 + 1);
+        assert_eq!(fast, visited(Engine::Reference, dir.path()));
+        assert!(fast.contains(&(PathBuf::from("link"), "Symlink".into())));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_chain_holds_few_descriptors_however_deep() {
+        let dir = tempfile::tempdir().unwrap();
+        let depth = 400;
+        let chain: PathBuf = (0..depth).map(|_| "c").collect();
+        std::fs::create_dir_all(dir.path().join(&chain)).unwrap();
+        let open_now = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open_now();
+        let mut deepest = 0;
+        let roots = (
+            open_root(Engine::Fast, dir.path()),
+            open_root(Engine::Reference, dir.path()),
+        );
+        depth_first(roots, |_, relative| {
+            if relative.components().count() == depth {
+                deepest = open_now();
+                return Vec::new();
+            }
+            vec![OsString::from("c")]
+        });
+        // Other tests of this process open descriptors meanwhile: the bound is far
+        // below one per level, not exact.
+        assert!(
+            deepest > 0 && deepest < before + 100,
+            "{before} open before, {deepest} at the bottom"
+        );
+    }
+}
