@@ -155,8 +155,9 @@ fn a_malformed_line_or_a_changed_tree_is_an_error_not_a_mismatch() {
     let (out, report) = probe_dump("--touch d/a");
     assert_exit(&out, 3);
     let error = tree(&report)["error"].as_str().unwrap_or_default();
+    // The guard names the folder whose entry moved.
     assert!(
-        error.starts_with("the tree changed while it was probed"),
+        error.starts_with("the tree changed while it was probed: d: "),
         "{out}"
     );
 }

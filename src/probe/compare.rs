@@ -79,36 +79,44 @@ pub struct ProbeTimes {
     pub candidate_began: Timestamp,
 }
 
-/// Compares the candidate's records with the reference's, for the tree at `root`.
-pub fn compare(
-    candidate: &[Record],
-    reference: &[Record],
-    root: &Path,
-    times: ProbeTimes,
-) -> Comparison {
-    let by_path: HashMap<&Path, &Record> =
-        reference.iter().map(|r| (r.path.as_path(), r)).collect();
-    let mut tally = Tally::new(root, times);
-    let mut seen = std::collections::HashSet::new();
-    for record in candidate {
-        match by_path.get(record.path.as_path()) {
-            Some(theirs) => {
-                seen.insert(record.path.as_path());
-                tally.entry(record, theirs);
-            }
-            None => tally.missing(&record.path, Side::Reference),
-        }
-    }
-    for record in reference {
-        if !seen.contains(record.path.as_path()) {
-            tally.missing(&record.path, Side::Candidate);
-        }
-    }
-    tally.into_compared()
+/// A side's records held whole (a lister's dump), each claimed by path as the
+/// other side's entries come; what no entry claims is missing on that side.
+pub struct Awaiting {
+    records: Vec<Record>,
+    by_path: HashMap<PathBuf, usize>,
+    claimed: Vec<bool>,
 }
 
-/// Counts as the comparison goes.
-struct Tally<'a> {
+impl Awaiting {
+    pub fn new(records: Vec<Record>) -> Awaiting {
+        let by_path = (records.iter().enumerate())
+            .map(|(i, r)| (r.path.clone(), i))
+            .collect();
+        let claimed = vec![false; records.len()];
+        Awaiting {
+            records,
+            by_path,
+            claimed,
+        }
+    }
+
+    /// The record at `path`, once.
+    pub fn claim(&mut self, path: &Path) -> Option<&Record> {
+        let &i = self.by_path.get(path)?;
+        (!std::mem::replace(&mut self.claimed[i], true)).then(|| &self.records[i])
+    }
+
+    /// The records nothing claimed, in the order they came.
+    pub fn unclaimed(&self) -> impl Iterator<Item = &Record> {
+        (self.records.iter().zip(&self.claimed))
+            .filter(|(_, &claimed)| !claimed)
+            .map(|(r, _)| r)
+    }
+}
+
+/// Counts as the comparison goes, one entry at a time: nothing of an entry is kept
+/// once counted, except the first examples of each kind.
+pub struct Tally<'a> {
     explainer: Explainer<'a>,
     rows: BTreeMap<(FieldName, Source), Row>,
     unknown: BTreeMap<(FieldName, Side), usize>,
@@ -118,7 +126,7 @@ struct Tally<'a> {
 }
 
 impl<'a> Tally<'a> {
-    fn new(root: &'a Path, times: ProbeTimes) -> Tally<'a> {
+    pub fn new(root: &'a Path, times: ProbeTimes) -> Tally<'a> {
         Tally {
             explainer: Explainer::new(root, times),
             rows: BTreeMap::new(),
@@ -129,7 +137,8 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn missing(&mut self, path: &Path, missing_from: Side) {
+    /// An entry `missing_from` lacks.
+    pub fn missing(&mut self, path: &Path, missing_from: Side) {
         let count = match missing_from {
             Side::Candidate => &mut self.out.missing_in_candidate,
             Side::Reference => &mut self.out.missing_in_reference,
@@ -146,7 +155,8 @@ impl<'a> Tally<'a> {
         );
     }
 
-    fn entry(&mut self, ours: &Record, theirs: &Record) {
+    /// One entry both sides have: the candidate's record and the reference's.
+    pub fn entry(&mut self, ours: &Record, theirs: &Record) {
         let failed = match (&ours.stat_failed, &theirs.stat_failed) {
             (Some(error), None) => Some((Side::Candidate, error)),
             (None, Some(error)) => Some((Side::Reference, error)),
@@ -233,7 +243,7 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn into_compared(mut self) -> Comparison {
+    pub fn finish(mut self) -> Comparison {
         self.out.rows = self.rows.into_values().collect();
         self.out.unknown = (self.unknown.into_iter())
             .map(|((field, side), count)| UnknownCount { field, side, count })
@@ -403,6 +413,28 @@ pub fn file_system_name(magic: i64) -> String {
 mod tests {
     use super::*;
     use crate::walk::stat::Timestamp;
+
+    /// The candidate's records held whole against the reference's, as a lister's
+    /// are.
+    fn compare(
+        candidate: &[Record],
+        reference: &[Record],
+        root: &Path,
+        times: ProbeTimes,
+    ) -> Comparison {
+        let mut tally = Tally::new(root, times);
+        let mut awaiting = Awaiting::new(candidate.to_vec());
+        for theirs in reference {
+            match awaiting.claim(&theirs.path) {
+                Some(ours) => tally.entry(ours, theirs),
+                None => tally.missing(&theirs.path, Side::Candidate),
+            }
+        }
+        for ours in awaiting.unclaimed() {
+            tally.missing(&ours.path, Side::Reference);
+        }
+        tally.finish()
+    }
 
     fn record(path: &str, kind: FileKind, atime: i64, source: Source) -> Record {
         let known = |field, value| Known {

@@ -3,23 +3,25 @@
 //! candidate's fields (eqcheck's own engine, or the records a third-party lister
 //! prints) are compared with the oracle's, each field with the source it came
 //! from; the listing's own census says what it typed and how many stats it made.
-//! The tree is guarded as `run` guards it: a tree that changes while probed is an
-//! error, never a mismatch.
+//! Nothing holds a whole tree: the two looks go folder by folder side by side
+//! ([`look`]), and the guard keeps one digest per folder. A tree that changes
+//! while probed is an error, never a mismatch.
 
 pub mod compare;
 pub mod lister;
+mod look;
 pub mod outcome;
 pub mod record;
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use crate::fixtures::{self, fingerprint};
+use crate::fixtures;
+use crate::fixtures::fingerprint::{self, FolderDigests};
 use crate::matrix::TreeSource;
 use crate::walk::stat::Timestamp;
-use crate::walk::{self, Engine, ListOptions};
-use outcome::{Comparison, ProbeOutcome, TreeProbe, PROBE_SCHEMA_VERSION};
-use record::Record;
+use crate::walk::{self, Census, Counters, Engine};
+use compare::{Awaiting, Tally};
+use outcome::{Comparison, ProbeOutcome, Side, TreeProbe, PROBE_SCHEMA_VERSION};
 
 /// What a probe compares with `read_dir` + `lstat`.
 #[derive(Debug, Clone)]
@@ -85,13 +87,14 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
     })
 }
 
-/// Probes one tree: the candidate's look first, then the oracle's, each guarded.
+/// Probes one tree, guarded: its folders are digested before and after, and the
+/// two sides look at it in between.
 fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -> TreeProbe {
     let began = now_less(std::time::Duration::from_millis(20));
-    // The first fingerprint also reads every folder, which settles directory atimes
+    // The first digest also reads every folder, which settles directory atimes
     // before either side looks; it is taken with the guard off too.
     let depth = request.guard.unwrap_or_default();
-    let baseline = fingerprint::take(root, depth);
+    let baseline = FolderDigests::take(root, depth);
     let mut probe = TreeProbe {
         name: name.to_string(),
         path: root.display().to_string(),
@@ -105,58 +108,57 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         began,
         candidate_began: now_less(std::time::Duration::ZERO),
     };
-    let candidate = match candidate_records(&request.candidate, root, scratch) {
-        Ok((records, census)) => {
-            probe.census = census;
-            records
-        }
+    let mut tally = Tally::new(root, times);
+    match look(&request.candidate, root, scratch, &mut tally) {
+        Ok((entries, census)) => (probe.entries, probe.census) = (entries, census),
         Err(error) => {
             probe.error = Some(error);
             return probe;
         }
-    };
-    let reference = match walked(Engine::Reference, root) {
-        Ok((records, _)) => records,
-        Err(error) => {
-            probe.error = Some(error);
-            return probe;
-        }
-    };
-    if request.guard.is_some() && !fingerprint::unchanged(root, depth, &baseline) {
-        let now = fingerprint::take(root, depth);
-        let changes = fingerprint::changes(&baseline, &now, 5).join("; ");
-        probe.error = Some(format!("the tree changed while it was probed: {changes}"));
-        return probe;
     }
-    probe.entries = reference.len();
-    probe.found = compare::compare(&candidate, &reference, root, times);
+    if request.guard.is_some() {
+        let changes = baseline.changes_now(root, depth, 5);
+        if !changes.is_empty() {
+            let changes = changes.join("; ");
+            probe.error = Some(format!("the tree changed while it was probed: {changes}"));
+            return probe;
+        }
+    }
+    probe.found = tally.finish();
     probe
 }
 
-type Records = (Vec<Record>, Option<walk::Census>);
-
-fn candidate_records(
+/// Both sides' looks at the tree, counted in `tally`: how many entries the oracle
+/// found, and the candidate's census where it counts one.
+fn look(
     candidate: &Candidate,
     root: &Path,
     scratch: &Path,
-) -> Result<Records, String> {
+    tally: &mut Tally,
+) -> Result<(usize, Option<Census>), String> {
     match candidate {
-        Candidate::Engine(engine) => walked(*engine, root),
-        Candidate::Lister(command) => lister::run(command, root, scratch)
-            .map(|records| (records, None))
-            .map_err(|err| crate::exit::with_causes(&err)),
+        Candidate::Engine(engine) => {
+            let census = Counters::default();
+            let entries = look::side_by_side(*engine, root, tally, &census);
+            Ok((
+                entries,
+                walk::counts_census(*engine).then(|| census.snapshot()),
+            ))
+        }
+        Candidate::Lister(command) => {
+            let records = lister::run(command, root, scratch)
+                .map_err(|err| crate::exit::with_causes(&err))?;
+            let mut awaiting = Awaiting::new(records);
+            let entries = look::oracle(root, |theirs| match awaiting.claim(&theirs.path) {
+                Some(ours) => tally.entry(ours, &theirs),
+                None => tally.missing(&theirs.path, Side::Candidate),
+            });
+            for ours in awaiting.unclaimed() {
+                tally.missing(&ours.path, Side::Reference);
+            }
+            Ok((entries, None))
+        }
     }
-}
-
-/// One engine's records of the tree, with its census where it counts one. Links
-/// are never followed: the probe compares what lstat says.
-fn walked(engine: Engine, root: &Path) -> Result<Records, String> {
-    let operands = [OsString::from(root)];
-    let (entries, census) =
-        walk::on_walk_pool(|| walk::list_counted(engine, &operands, ListOptions::default()))
-            .map_err(|err| format!("cannot start the walk: {err}"))?;
-    let records = entries.first().map(record::from_walk).unwrap_or_default();
-    Ok((records, census))
 }
 
 /// The time `less` ago, as a file system stamps times.

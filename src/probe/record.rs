@@ -1,15 +1,14 @@
 //! One entry as a side of the probe saw it: its path inside the tree and the stat
 //! fields that side knows, each with the source it came from. A field a side does
-//! not know is absent, never 0. Records come from a walk's entries (the engine's,
-//! and the read_dir + lstat oracle's) or from a lister's NDJSON dump.
+//! not know is absent, never 0. Records come from an engine's look at an entry (the
+//! fast engine's, and the read_dir + lstat oracle's) or from a lister's NDJSON dump.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::walk::stat::{Field, Source, StatFields, Timestamp};
-use crate::walk::{Contents, Entry, FileKind};
+use crate::walk::{FileKind, Listed, StatError};
 
 /// A stat field the probe compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -139,17 +138,15 @@ impl Record {
     }
 }
 
-/// Records of a walked tree, depth first, the root first as `.`. Entries whose
-/// stat failed are recorded with what the listing said, if anything.
-pub fn from_walk(root: &Entry) -> Vec<Record> {
-    let mut records = Vec::new();
-    add(root, PathBuf::from("."), &mut records);
-    records
-}
-
-fn add(entry: &Entry, path: PathBuf, records: &mut Vec<Record>) {
-    let mut known = Vec::new();
-    if let Some(listed) = entry.listed {
+/// One entry as an engine saw it: what its folder's listing said of it, if
+/// anything, and its stat, or why the stat failed.
+pub fn of_entry(
+    path: PathBuf,
+    listed: Option<Listed>,
+    stat: &Result<StatFields, StatError>,
+) -> Record {
+    let mut known = Vec::with_capacity(2 + FieldName::ALL.len());
+    if let Some(listed) = listed {
         known.push(Known {
             field: FieldName::Type,
             source: Source::Listing,
@@ -161,31 +158,18 @@ fn add(entry: &Entry, path: PathBuf, records: &mut Vec<Record>) {
             value: Value::Number(listed.ino),
         });
     }
-    let stat_failed = match &entry.stat {
+    let stat_failed = match stat {
         Ok(stat) => {
             stat_fields(stat, &mut known);
             None
         }
-        Err(crate::walk::StatError::Io(err)) => Some(err.to_string()),
-        Err(crate::walk::StatError::DanglingLink) => Some("a dangling link".into()),
+        Err(StatError::Io(err)) => Some(err.to_string()),
+        Err(StatError::DanglingLink) => Some("a dangling link".into()),
     };
-    records.push(Record {
-        path: path.clone(),
+    Record {
+        path,
         known,
         stat_failed,
-    });
-    if let Contents::Listed { entries, .. } = &entry.contents {
-        for child in entries {
-            add(child, child_path(&path, &child.name), records);
-        }
-    }
-}
-
-fn child_path(parent: &Path, name: &OsString) -> PathBuf {
-    if parent == Path::new(".") {
-        PathBuf::from(name)
-    } else {
-        parent.join(name)
     }
 }
 
