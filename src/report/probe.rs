@@ -169,6 +169,14 @@ fn details(tree: &TreeProbe) -> Vec<String> {
         )),
         None => lines.push("census: not counted by this candidate".into()),
     }
+    if let Some(census) = &tree.census {
+        let served: Vec<String> = (census.listed_by.served().into_iter())
+            .map(|(call, folders)| format!("{} by {call}", thousands(folders)))
+            .collect();
+        if !served.is_empty() {
+            lines.push(format!("folders listed: {}", served.join(", ")));
+        }
+    }
     for explained in &tree.found.explained {
         lines.push(format!(
             "explained: {} {}: {}",

@@ -32,6 +32,50 @@ pub struct Census {
     /// whose stat then said not to enter them (replaced by a file or a link between
     /// the listing and the stat): listed, but not in the walk's result.
     pub overruled: u64,
+    /// Folders listed, by the call that served each: a platform falls back per
+    /// folder when its best call is refused, and this says which one did.
+    pub listed_by: ListedBy,
+}
+
+/// A listing call a fast engine may use for a folder.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingCall {
+    Getdents64,
+    Getattrlistbulk,
+    FileIdExtdDirectoryInfo,
+    FileIdBothDirectoryInfo,
+    FindFirstFileEx,
+    /// `read_dir` and a stat per entry: where the platform's calls were refused.
+    ReadDir,
+}
+
+/// How many folders each listing call served.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ListedBy {
+    pub getdents64: u64,
+    pub getattrlistbulk: u64,
+    pub file_id_extd_directory_info: u64,
+    pub file_id_both_directory_info: u64,
+    pub find_first_file_ex: u64,
+    pub read_dir: u64,
+}
+
+impl ListedBy {
+    /// Each call that served any folder, with its count, as reports name them.
+    pub fn served(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("getdents64", self.getdents64),
+            ("getattrlistbulk", self.getattrlistbulk),
+            ("FileIdExtdDirectoryInfo", self.file_id_extd_directory_info),
+            ("FileIdBothDirectoryInfo", self.file_id_both_directory_info),
+            ("FindFirstFileExW", self.find_first_file_ex),
+            ("read_dir", self.read_dir),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect()
+    }
 }
 
 impl Census {
@@ -65,6 +109,8 @@ pub struct Counters {
     fstatat: AtomicU64,
     statx_refused: AtomicU64,
     overruled: AtomicU64,
+    /// Folders served by each [`ListingCall`], in its order.
+    listed_by: [AtomicU64; 6],
 }
 
 /// One kind of stat call.
@@ -119,6 +165,11 @@ impl Counters {
         counter.fetch_add(1, Relaxed);
     }
 
+    /// Counts one folder listed by `call`.
+    pub(crate) fn served(&self, call: ListingCall) {
+        self.listed_by[call as usize].fetch_add(1, Relaxed);
+    }
+
     /// Counts entries listed that the walk will not return.
     pub(crate) fn overruled(&self, entries: u64) {
         self.overruled.fetch_add(entries, Relaxed);
@@ -136,6 +187,18 @@ impl Counters {
             fstatat: get(&self.fstatat),
             statx_refused: get(&self.statx_refused),
             overruled: get(&self.overruled),
+            listed_by: ListedBy {
+                getdents64: get(&self.listed_by[ListingCall::Getdents64 as usize]),
+                getattrlistbulk: get(&self.listed_by[ListingCall::Getattrlistbulk as usize]),
+                file_id_extd_directory_info: get(
+                    &self.listed_by[ListingCall::FileIdExtdDirectoryInfo as usize]
+                ),
+                file_id_both_directory_info: get(
+                    &self.listed_by[ListingCall::FileIdBothDirectoryInfo as usize]
+                ),
+                find_first_file_ex: get(&self.listed_by[ListingCall::FindFirstFileEx as usize]),
+                read_dir: get(&self.listed_by[ListingCall::ReadDir as usize]),
+            },
         }
     }
 }

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags, CWD};
 
-use crate::walk::census::{Census, Counters};
+use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
 use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions, Listed};
 use listing::{first_batch, Listing, Named};
@@ -134,6 +134,7 @@ impl Walker {
     }
 
     fn folder(&self, fd: OwnedFd, root_dev: Option<u64>) -> Contents {
+        self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
         match self.may_pipeline(&listing) {
             Some(slot) => self.chain(fd, listing, slot, root_dev),
@@ -257,6 +258,7 @@ impl Walker {
                     Ok([settled]) => break vec![self.contents(settled, root_dev)],
                     Err(opened) => break self.enter_all(opened, root_dev),
                 };
+                self.census.served(ListingCall::Getdents64);
                 listing = first_batch(&child);
                 match self.may_pipeline(&listing) {
                     Some(next_slot) => (fd, slot) = (child, next_slot),
@@ -443,6 +445,7 @@ pub(in crate::walk) fn names<'a>(
     fd: &'a OwnedFd,
     census: &'a Counters,
 ) -> impl Iterator<Item = io::Result<(OsString, Listed)>> + 'a {
+    census.served(ListingCall::Getdents64);
     listing::Names::new(fd).map(move |named| {
         let named = named?;
         let kind = kind_of_type(named.dtype);

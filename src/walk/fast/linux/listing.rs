@@ -76,22 +76,29 @@ fn read_batches(
     listing: &mut Listing,
     first_only: bool,
 ) {
+    let ended = read_names(fd, buffer, &mut listing.names, first_only);
+    listing.more = ended.is_none();
+    listing.error = ended.and_then(|end| end.err());
+}
+
+/// Appends names from `fd`'s current position to `names` until the end, an error,
+/// or (with `one_batch`) the end of one getdents64 call's worth. Returns `None`
+/// when more may follow, else how the listing ended.
+fn read_names(
+    fd: &OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+    names: &mut impl Extend<Named>,
+    one_batch: bool,
+) -> Option<io::Result<()>> {
     let mut dir = RawDir::new(fd, buffer);
     loop {
         match dir.next() {
-            None => {
-                listing.more = false;
-                return;
-            }
-            Some(Err(err)) => {
-                listing.error = Some(err.into());
-                listing.more = false;
-                return;
-            }
-            Some(Ok(entry)) => listing.names.extend(named(&entry)),
+            None => return Some(Ok(())),
+            Some(Err(err)) => return Some(Err(err.into())),
+            Some(Ok(entry)) => names.extend(named(&entry)),
         }
-        if first_only && dir.is_buffer_empty() {
-            return;
+        if one_batch && dir.is_buffer_empty() {
+            return None;
         }
     }
 }
@@ -120,23 +127,9 @@ impl<'fd> Names<'fd> {
 
     /// Reads the next batch: up to the end of one getdents64 call's worth.
     fn refill(&mut self) {
-        let mut dir = RawDir::new(self.fd, &mut self.buffer);
-        loop {
-            match dir.next() {
-                None => {
-                    self.ended = true;
-                    return;
-                }
-                Some(Err(err)) => {
-                    self.error = Some(err.into());
-                    self.ended = true;
-                    return;
-                }
-                Some(Ok(entry)) => self.batch.extend(named(&entry)),
-            }
-            if dir.is_buffer_empty() {
-                return;
-            }
+        if let Some(end) = read_names(self.fd, &mut self.buffer, &mut self.batch, true) {
+            self.ended = true;
+            self.error = end.err();
         }
     }
 }
