@@ -6,6 +6,9 @@
 //! report, and in `skip` what a test needs of the machine, which it may not quietly
 //! pass without.
 
+// Some helpers serve only the tests that run on Linux (mounts, sorted output).
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs;

@@ -112,9 +112,10 @@ pub fn list_counted(
     }
 }
 
-/// Whether `engine` counts a census of its listing: the fast engine on Linux.
+/// Whether `engine` counts a census of its listing: the fast engine on Linux and
+/// macOS.
 pub fn counts_census(engine: Engine) -> bool {
-    cfg!(target_os = "linux") && engine == Engine::Fast
+    cfg!(any(target_os = "linux", target_os = "macos")) && engine == Engine::Fast
 }
 
 /// Raises the soft limit on open descriptors to the hard one, once per process.

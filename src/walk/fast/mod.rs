@@ -1,14 +1,16 @@
 //! The fast engine: each platform's best listing call, with the stat fields taken
-//! from the listing where it can. Linux has its own engine; macOS and Windows run
-//! the reference listing until their bulk-listing engines land, so `walk --engine
-//! fast` works everywhere and compares equal there by construction.
+//! from the listing where it can. Linux has its own engine; macOS lists with
+//! `getattrlistbulk` through the bulk walk; elsewhere the reference listing stands
+//! in, so `walk --engine fast` works everywhere.
 
-// Compiled everywhere, so its tests run on every OS; the macOS and Windows engines
-// build on it as they land.
-#[allow(dead_code)]
+// Compiled everywhere, so its tests run on every OS.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
 mod bulk;
 #[cfg(target_os = "linux")]
 mod linux;
+// The record parser is compiled everywhere, so its tests run on every OS.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+mod macos;
 
 #[cfg(target_os = "linux")]
 pub(super) use linux::{names, open_folder_at, stat_at};
@@ -24,8 +26,15 @@ pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<
     (entries, Some(census))
 }
 
+/// Lists the operands with `getattrlistbulk`, with the census.
+#[cfg(target_os = "macos")]
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+    let (entries, census) = bulk::list::<macos::MacOs>(operands, options);
+    (entries, Some(census))
+}
+
 /// Lists the operands; the reference listing stands in here and counts nothing.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
     (super::reference::list(operands, options), None)
 }
