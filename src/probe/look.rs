@@ -74,7 +74,7 @@ pub fn oracle(root: &Path, mut each: impl FnMut(Record)) -> usize {
                 return Vec::new();
             };
             let mut below = Vec::new();
-            for Named { name, listed } in oracle.names(&uncounted).map_while(Result::ok) {
+            for Named { name, listed, .. } in oracle.names(&uncounted).map_while(Result::ok) {
                 let stat = oracle.stat(&name, &uncounted);
                 if is_folder(&stat) {
                     below.push(name.clone());
@@ -86,6 +86,15 @@ pub fn oracle(root: &Path, mut each: impl FnMut(Record)) -> usize {
         },
     );
     entries
+}
+
+/// A name both sides listed: what each listing said of it, and the fields the
+/// engine's listing gave.
+struct Ready {
+    name: OsString,
+    ours: Option<Listed>,
+    our_fields: Option<StatFields>,
+    theirs: Option<Listed>,
 }
 
 /// One folder's two listings, paired by name.
@@ -101,7 +110,7 @@ struct Pairs<'a, 't> {
     /// Entries the oracle listed.
     entries: usize,
     /// Names both sides listed, not yet looked at.
-    ready: Vec<(OsString, Option<Listed>, Option<Listed>)>,
+    ready: Vec<Ready>,
 }
 
 impl Pairs<'_, '_> {
@@ -112,9 +121,9 @@ impl Pairs<'_, '_> {
         let ours = names(self.candidate, self.census).map_while(io::Result::ok);
         let theirs = names(self.oracle, self.uncounted).map_while(io::Result::ok);
         let (ours_only, theirs_only) = pair_up(
-            ours.map(|n| (n.name, n.listed)),
+            ours.map(|n| (n.name, (n.listed, n.fields))),
             theirs.map(|n| (n.name, n.listed)),
-            |name, ours, theirs| self.pair(name, ours, theirs),
+            |name, (listed, fields), theirs| self.pair(name, listed, fields, theirs),
         );
         self.look_at_ready();
         for name in ours_only {
@@ -126,8 +135,19 @@ impl Pairs<'_, '_> {
     }
 
     /// A name both sides listed; it is looked at with the next [`CHUNK`] of them.
-    fn pair(&mut self, name: OsString, ours: Option<Listed>, theirs: Option<Listed>) {
-        self.ready.push((name, ours, theirs));
+    fn pair(
+        &mut self,
+        name: OsString,
+        ours: Option<Listed>,
+        our_fields: Option<StatFields>,
+        theirs: Option<Listed>,
+    ) {
+        self.ready.push(Ready {
+            name,
+            ours,
+            our_fields,
+            theirs,
+        });
         if self.ready.len() == CHUNK {
             self.look_at_ready();
         }
@@ -139,9 +159,19 @@ impl Pairs<'_, '_> {
         let ready = std::mem::take(&mut self.ready);
         let (candidate, oracle, relative) = (self.candidate, self.oracle, self.relative);
         let (census, uncounted) = (self.census, self.uncounted);
-        let looked = on_pool_in_order(ready, |(name, ours, theirs)| {
+        let looked = on_pool_in_order(ready, |ready| {
+            let Ready {
+                name,
+                ours,
+                our_fields,
+                theirs,
+            } = ready;
             let path = relative.join(&name);
-            let our_stat = stat(candidate, &name, census);
+            // Fields the listing gave are the engine's look; it stats no further.
+            let our_stat = match our_fields {
+                Some(fields) => Ok(fields),
+                None => stat(candidate, &name, census),
+            };
             let their_stat = stat(oracle, &name, uncounted);
             let below = is_folder(&our_stat) || is_folder(&their_stat);
             (

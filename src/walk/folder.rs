@@ -2,7 +2,8 @@
 //! the probe, which puts an engine's look at each entry beside the oracle's as it
 //! goes, and the probe's guard, which digests a tree folder by folder. The calls are
 //! each engine's own (the fast engine's `getdents64` and `statx` relative to the
-//! folder's descriptor; the reference's `read_dir` and full-path `lstat`, through
+//! folder's descriptor on Linux, its `getattrlistbulk` records and `fstatat` on
+//! macOS; the reference's `read_dir` and full-path `lstat`, through
 //! `/proc/self/fd` past PATH_MAX), without the engines' scheduling. Links are never
 //! followed.
 //!
@@ -31,6 +32,10 @@ enum Inner {
     /// The folder's descriptor; none once released.
     #[cfg(target_os = "linux")]
     Fast(Option<std::os::fd::OwnedFd>),
+    /// The folder's descriptor for the macOS engine's bulk listing; none once
+    /// released.
+    #[cfg(target_os = "macos")]
+    Bulk(Option<std::os::fd::OwnedFd>),
     /// The folder's path, shortened past PATH_MAX.
     Reference(Shortened),
 }
@@ -39,6 +44,9 @@ enum Inner {
 pub struct Named {
     pub name: OsString,
     pub listed: Option<Listed>,
+    /// The entry's stat fields, where the listing itself gave them (a bulk
+    /// listing's regular files): the engine stats such an entry no further.
+    pub fields: Option<StatFields>,
 }
 
 /// Stats a tree's root as `engine` stats an operand, links not followed.
@@ -46,6 +54,8 @@ pub fn stat_root(engine: Engine, path: &Path, census: &Counters) -> Result<StatF
     match engine {
         #[cfg(target_os = "linux")]
         Engine::Fast => super::fast::stat_at(rustix::fs::CWD, path.as_os_str(), census),
+        #[cfg(target_os = "macos")]
+        Engine::Fast => super::fast::bulk_stat(None, path.as_os_str(), census),
         _ => {
             let _ = census;
             stat_path(path, false)
@@ -62,6 +72,11 @@ pub fn open_root(engine: Engine, path: &Path) -> io::Result<Folder> {
             let fd = super::fast::open_folder_at(rustix::fs::CWD, path.as_os_str(), false)?;
             Ok(Folder(Inner::Fast(Some(fd))))
         }
+        #[cfg(target_os = "macos")]
+        Engine::Fast => Ok(Folder(Inner::Bulk(Some(super::fast::bulk_open(
+            None,
+            path.as_os_str(),
+        )?)))),
         _ => Ok(Folder(Inner::Reference(Shortened::new(path)?))),
     }
 }
@@ -75,6 +90,14 @@ impl Folder {
                 let fd = fd.as_ref().expect("a released folder opens nothing");
                 Ok(Folder(Inner::Fast(Some(super::fast::open_folder_at(
                     fd, name, false,
+                )?))))
+            }
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(fd) => {
+                let fd = fd.as_ref().expect("a released folder opens nothing");
+                Ok(Folder(Inner::Bulk(Some(super::fast::bulk_open(
+                    Some(fd),
+                    name,
                 )?))))
             }
             Inner::Reference(path) => Ok(Folder(Inner::Reference(Shortened::new(
@@ -100,14 +123,29 @@ impl Folder {
                     named.map(|(name, listed)| Named {
                         name,
                         listed: Some(listed),
+                        fields: None,
                     })
                 }))
+            }
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(fd) => {
+                let fd = fd.as_ref().expect("a released folder lists nothing");
+                let listing = super::fast::bulk_list(fd, census);
+                let names = listing.entries.into_iter().map(|entry| {
+                    Ok(Named {
+                        name: entry.name,
+                        listed: entry.listed,
+                        fields: entry.fields,
+                    })
+                });
+                Box::new(names.chain(listing.error.map(Err)))
             }
             Inner::Reference(path) => match fs::read_dir(path.path()) {
                 Ok(reader) => Box::new(reader.map(|item| {
                     item.map(|dirent| Named {
                         listed: listed_inode(&dirent),
                         name: dirent.file_name(),
+                        fields: None,
                     })
                 })),
                 Err(err) => Box::new(std::iter::once(Err(err))),
@@ -126,7 +164,21 @@ impl Folder {
                 let fd = fd.as_ref().expect("a released folder stats nothing");
                 super::fast::stat_at(fd, name, census)
             }
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(fd) => {
+                let fd = fd.as_ref().expect("a released folder stats nothing");
+                super::fast::bulk_stat(Some(fd), name, census)
+            }
             Inner::Reference(path) => stat_path(&path.path().join(name), false),
+        }
+    }
+
+    /// A listed entry's fields: those its listing gave, else a stat as the engine
+    /// makes it.
+    pub fn stat_named(&self, named: &Named, census: &Counters) -> Result<StatFields, StatError> {
+        match &named.fields {
+            Some(fields) => Ok(fields.clone()),
+            None => self.stat(&named.name, census),
         }
     }
 
@@ -134,13 +186,13 @@ impl Folder {
     pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
         match &self.0 {
             #[cfg(target_os = "linux")]
-            Inner::Fast(Some(fd)) => {
-                use std::os::unix::ffi::OsStringExt;
-                let target = rustix::fs::readlinkat(fd, name, Vec::new())?;
-                Ok(OsString::from_vec(target.into_bytes()).into())
-            }
+            Inner::Fast(Some(fd)) => read_link_at(fd, name),
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(Some(fd)) => read_link_at(fd, name),
             #[cfg(target_os = "linux")]
             Inner::Fast(None) => panic!("a released folder reads nothing"),
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(None) => panic!("a released folder reads nothing"),
             Inner::Reference(path) => fs::read_link(path.path().join(name)),
         }
     }
@@ -149,13 +201,13 @@ impl Folder {
     pub fn open_file(&self, name: &OsStr) -> io::Result<fs::File> {
         match &self.0 {
             #[cfg(target_os = "linux")]
-            Inner::Fast(Some(fd)) => {
-                use rustix::fs::{Mode, OFlags};
-                let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                Ok(rustix::fs::openat(fd, name, flags, Mode::empty())?.into())
-            }
+            Inner::Fast(Some(fd)) => open_file_at(fd, name),
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(Some(fd)) => open_file_at(fd, name),
             #[cfg(target_os = "linux")]
             Inner::Fast(None) => panic!("a released folder opens nothing"),
+            #[cfg(target_os = "macos")]
+            Inner::Bulk(None) => panic!("a released folder opens nothing"),
             Inner::Reference(path) => fs::File::open(path.path().join(name)),
         }
     }
@@ -176,6 +228,20 @@ pub fn on_pool_in_order<T: Send, R: Send>(
         Ok(pool) if items.len() > 64 => pool.install(|| items.into_par_iter().map(work).collect()),
         _ => items.into_iter().map(work).collect(),
     }
+}
+
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn read_link_at(fd: &std::os::fd::OwnedFd, name: &OsStr) -> io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let target = rustix::fs::readlinkat(fd, name, Vec::new())?;
+    Ok(OsString::from_vec(target.into_bytes()).into())
+}
+
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn open_file_at(fd: &std::os::fd::OwnedFd, name: &OsStr) -> io::Result<fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat(fd, name, flags, Mode::empty())?.into())
 }
 
 /// What [`depth_first`] holds per folder: one engine's folder, or several
@@ -199,6 +265,8 @@ impl Held for io::Result<Folder> {
         match self {
             #[cfg(target_os = "linux")]
             Ok(Folder(Inner::Fast(fd))) => *fd = None,
+            #[cfg(target_os = "macos")]
+            Ok(Folder(Inner::Bulk(fd))) => *fd = None,
             // A reference folder holds a descriptor only where its subfolders'
             // shortened paths start from it.
             _ => {}

@@ -29,22 +29,22 @@ const STAT_CHUNK: usize = 256;
 const OPEN_AHEAD: usize = 16;
 
 /// One entry as a bulk listing gave it.
-pub(super) struct BulkEntry {
-    pub(super) name: OsString,
+pub(in crate::walk) struct BulkEntry {
+    pub(in crate::walk) name: OsString,
     /// The type and file id the listing gave, where it gave them.
-    pub(super) listed: Option<Listed>,
+    pub(in crate::walk) listed: Option<Listed>,
     /// The entry's fields, where the listing gave all the engine takes from it;
     /// otherwise the walk stats the name.
-    pub(super) fields: Option<StatFields>,
+    pub(in crate::walk) fields: Option<StatFields>,
 }
 
 /// A folder's whole listing.
-pub(super) struct FolderListing {
-    pub(super) entries: Vec<BulkEntry>,
+pub(in crate::walk) struct FolderListing {
+    pub(in crate::walk) entries: Vec<BulkEntry>,
     /// The error that cut the listing short.
-    pub(super) error: Option<io::Error>,
+    pub(in crate::walk) error: Option<io::Error>,
     /// The call that served it.
-    pub(super) call: ListingCall,
+    pub(in crate::walk) call: ListingCall,
 }
 
 /// A platform's calls, one folder at a time.
@@ -85,6 +85,15 @@ pub(super) fn list<P: Platform>(
     let pool = crate::walk::pool().expect("the walk pool must start");
     let entries = pool.install(|| operands.iter().map(|op| walker.operand(op)).collect());
     (entries, walker.census.snapshot())
+}
+
+/// Lists a folder with `P`'s calls, counting in `census` the call that served
+/// and what the listing typed.
+pub(super) fn list_counted<P: Platform>(folder: &P::Folder, census: &Counters) -> FolderListing {
+    let listing = P::list(folder, census);
+    census.served(listing.call);
+    census.listed((listing.entries.iter()).map(|e| e.listed.map_or(FileKind::Unknown, |l| l.kind)));
+    listing
 }
 
 struct Walker<P: Platform> {
@@ -151,14 +160,7 @@ impl<P: Platform> Walker<P> {
     }
 
     fn folder(&self, folder: P::Folder, root_dev: Option<u64>) -> Contents {
-        let FolderListing {
-            entries,
-            error,
-            call,
-        } = P::list(&folder, &self.census);
-        self.census.served(call);
-        self.census
-            .listed((entries.iter()).map(|e| e.listed.map_or(FileKind::Unknown, |l| l.kind)));
+        let FolderListing { entries, error, .. } = list_counted::<P>(&folder, &self.census);
         let mut entries = self.stat_all(&folder, entries);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| {
@@ -229,5 +231,5 @@ impl<P: Platform> Walker<P> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

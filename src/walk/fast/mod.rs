@@ -19,6 +19,41 @@ use std::ffi::OsString;
 
 use super::{Census, Entry, ListOptions};
 
+/// The macOS engine's calls one folder at a time, for [`crate::walk::folder`].
+#[cfg(target_os = "macos")]
+mod one_folder {
+    use std::ffi::OsStr;
+    use std::io;
+    use std::os::fd::OwnedFd;
+
+    use super::bulk::{list_counted, FolderListing, Platform};
+    use super::macos::MacOs;
+    use crate::walk::{Counters, StatError, StatFields};
+
+    pub(in crate::walk) fn bulk_open(
+        parent: Option<&OwnedFd>,
+        name: &OsStr,
+    ) -> io::Result<OwnedFd> {
+        MacOs::open(parent, name, false)
+    }
+
+    pub(in crate::walk) fn bulk_stat(
+        parent: Option<&OwnedFd>,
+        name: &OsStr,
+        census: &Counters,
+    ) -> Result<StatFields, StatError> {
+        MacOs::stat(parent, name, false, census)
+    }
+
+    /// A folder's whole listing, counted in `census`.
+    pub(in crate::walk) fn bulk_list(folder: &OwnedFd, census: &Counters) -> FolderListing {
+        list_counted::<MacOs>(folder, census)
+    }
+}
+
+#[cfg(target_os = "macos")]
+pub(super) use one_folder::{bulk_list, bulk_open, bulk_stat};
+
 /// Lists the operands, with the census of what the listing typed and statted.
 #[cfg(target_os = "linux")]
 pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
