@@ -223,11 +223,7 @@ pub fn on_pool_in_order<T: Send, R: Send>(
     items: Vec<T>,
     work: impl Fn(T) -> R + Sync + Send,
 ) -> Vec<R> {
-    use rayon::prelude::*;
-    match super::pool() {
-        Ok(pool) if items.len() > 64 => pool.install(|| items.into_par_iter().map(work).collect()),
-        _ => items.into_iter().map(work).collect(),
-    }
+    super::map_on_pool(items, 64, work)
 }
 
 #[cfg(any(target_os = "linux", target_os = "macos"))]

@@ -176,6 +176,23 @@ pub(crate) fn pool() -> Result<&'static rayon::ThreadPool, &'static rayon::Threa
     .as_ref()
 }
 
+/// `work` done on every item, spread over the walk's pool when there are at least
+/// `parallel_from` of them (on this thread otherwise, or when the pool cannot
+/// start), the results in the items' order.
+pub(crate) fn map_on_pool<T: Send, R: Send>(
+    items: Vec<T>,
+    parallel_from: usize,
+    work: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool() {
+        Ok(pool) if items.len() >= parallel_from => {
+            pool.install(|| items.into_par_iter().map(work).collect())
+        }
+        _ => items.into_iter().map(work).collect(),
+    }
+}
+
 /// Runs `work` on a worker of the walk pool, for the listing, the count and the
 /// printing, which recurse once per folder level. A thread of its own would cost a
 /// start and a hand-over more; the workers are needed for the listing anyway.

@@ -190,6 +190,62 @@ fn since_epoch(time: std::time::SystemTime, source: Source) -> Option<Field<Time
     ))
 }
 
+/// Maps rustix's file type (a listing's `d_type`, or the type bits of a mode) to
+/// ours.
+#[cfg(unix)]
+pub(crate) fn kind_of_file_type(file_type: rustix::fs::FileType) -> FileKind {
+    use rustix::fs::FileType;
+    match file_type {
+        FileType::RegularFile => FileKind::File,
+        FileType::Directory => FileKind::Dir,
+        FileType::Symlink => FileKind::Symlink,
+        FileType::Fifo => FileKind::Fifo,
+        FileType::Socket => FileKind::Socket,
+        FileType::BlockDevice => FileKind::BlockDevice,
+        FileType::CharacterDevice => FileKind::CharDevice,
+        FileType::Unknown => FileKind::Unknown,
+    }
+}
+
+/// The fields of a `stat` struct as `fstatat` fills it. Its field widths differ
+/// by OS (a 16-bit mode and link count on macOS), hence the widening casts.
+#[cfg(unix)]
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+pub(crate) fn from_fstatat(st: &rustix::fs::Stat) -> StatFields {
+    let src = Source::Fstatat;
+    let time = |secs: i64, nanos: i64| {
+        Some(Field::new(
+            Timestamp {
+                secs,
+                nanos: nanos as u32,
+            },
+            src,
+        ))
+    };
+    let mode = u32::from(st.st_mode);
+    // Only macOS's stat carries the birth time.
+    #[cfg(target_os = "macos")]
+    let btime = time(st.st_birthtime as i64, st.st_birthtime_nsec as i64);
+    #[cfg(not(target_os = "macos"))]
+    let btime = None;
+    StatFields {
+        kind: kind_of_file_type(rustix::fs::FileType::from_raw_mode(st.st_mode)),
+        mode: Some(Field::new(mode, src)),
+        size: Some(Field::new(st.st_size as u64, src)),
+        blocks: Some(Field::new(st.st_blocks as u64, src)),
+        ino: Some(Field::new(st.st_ino as u64, src)),
+        dev: Some(Field::new(st.st_dev as u64, src)),
+        nlink: Some(Field::new(st.st_nlink as u64, src)),
+        mtime: time(st.st_mtime as i64, st.st_mtime_nsec as i64),
+        blksize: Some(Field::new(st.st_blksize as u64, src)),
+        uid: Some(Field::new(st.st_uid, src)),
+        gid: Some(Field::new(st.st_gid, src)),
+        atime: time(st.st_atime as i64, st.st_atime_nsec as i64),
+        ctime: time(st.st_ctime as i64, st.st_ctime_nsec as i64),
+        btime,
+    }
+}
+
 /// Maps std's file type to ours.
 pub fn kind_of(ft: std::fs::FileType) -> FileKind {
     if ft.is_dir() {

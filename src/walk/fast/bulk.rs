@@ -177,17 +177,7 @@ impl<P: Platform> Walker<P> {
                 .map(|&i| open(&entries[i], &folder))
                 .collect();
             drop(folder);
-            if opened.len() > 1 {
-                opened
-                    .into_par_iter()
-                    .map(|o| self.contents(o, root_dev))
-                    .collect()
-            } else {
-                opened
-                    .into_iter()
-                    .map(|o| self.contents(o, root_dev))
-                    .collect()
-            }
+            crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev))
         } else {
             let shared: &[Entry] = &entries;
             subfolders

@@ -344,19 +344,7 @@ impl Walker {
 
     /// Lists opened subfolders, spread over the pool when there are several.
     fn enter_all(&self, opened: Vec<Opened>, root_dev: Option<u64>) -> Vec<Contents> {
-        if opened.len() > 1 {
-            in_pool(|| {
-                opened
-                    .into_par_iter()
-                    .map(|o| self.contents(o, root_dev))
-                    .collect()
-            })
-        } else {
-            opened
-                .into_iter()
-                .map(|o| self.contents(o, root_dev))
-                .collect()
-        }
+        crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev))
     }
 }
 

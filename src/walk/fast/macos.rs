@@ -22,6 +22,37 @@ pub const BULK_LIMIT: u64 = 50_000;
 #[cfg(target_os = "macos")]
 pub(super) use glue::MacOs;
 
+use crate::walk::stat::{Field, Source, StatFields, Timestamp};
+use crate::walk::FileKind;
+use records::Record;
+
+/// A regular file's fields from its record, when it gave them all.
+pub fn file_fields(record: &Record, kind: FileKind, ino: u64) -> Option<StatFields> {
+    if kind != FileKind::File || record.error.is_some() {
+        return None;
+    }
+    let src = Source::Listing;
+    let time = |t: Option<Timestamp>| t.map(|t| Field::new(t, src));
+    let number = |n: u64| Some(Field::new(n, src));
+    Some(StatFields {
+        kind,
+        mode: Some(Field::new(0o100000 | (record.access? & 0o7777), src)),
+        size: number(record.data_length?),
+        blocks: number(record.alloc_size?.div_ceil(512)),
+        ino: number(ino),
+        // dev_t is signed; st_dev widens the same way.
+        dev: number(i64::from(record.device?) as u64),
+        nlink: number(u64::from(record.nlink?)),
+        mtime: Some(Field::new(record.mtime?, src)),
+        blksize: number(u64::from(record.io_block_size?)),
+        uid: Some(Field::new(record.uid?, src)),
+        gid: Some(Field::new(record.gid?, src)),
+        atime: Some(Field::new(record.atime?, src)),
+        ctime: Some(Field::new(record.ctime?, src)),
+        btime: time(record.btime),
+    })
+}
+
 #[cfg(target_os = "macos")]
 mod glue {
     use std::cell::RefCell;
@@ -33,11 +64,11 @@ mod glue {
     use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 
     use super::records::{self, Record};
-    use super::BULK_LIMIT;
+    use super::{file_fields, BULK_LIMIT};
     use crate::walk::census::{Counters, ListingCall, StatCall};
     use crate::walk::fast::bulk::{BulkEntry, FolderListing, Platform};
-    use crate::walk::stat::{Field, Source, StatFields, Timestamp};
-    use crate::walk::{FileKind, Listed, StatError};
+    use crate::walk::stat::{from_fstatat, kind_of_file_type, StatFields};
+    use crate::walk::{Listed, StatError};
 
     /// Bytes of records one `getattrlistbulk` call may fill.
     const BULK_BUFFER: usize = 128 * 1024;
@@ -79,7 +110,7 @@ mod glue {
                 AtFlags::SYMLINK_NOFOLLOW
             };
             match rustix::fs::statat(dir(parent), name, flags) {
-                Ok(st) => Ok(from_stat(&st)),
+                Ok(st) => Ok(from_fstatat(&st)),
                 Err(rustix::io::Errno::NOENT) if follow && is_link(parent, name, census) => {
                     Err(StatError::DanglingLink)
                 }
@@ -159,33 +190,6 @@ mod glue {
         })
     }
 
-    /// A regular file's fields from its record, when it gave them all.
-    fn file_fields(record: &Record, kind: FileKind, ino: u64) -> Option<StatFields> {
-        if kind != FileKind::File || record.error.is_some() {
-            return None;
-        }
-        let src = Source::Listing;
-        let time = |t: Option<Timestamp>| t.map(|t| Field::new(t, src));
-        let number = |n: u64| Some(Field::new(n, src));
-        Some(StatFields {
-            kind,
-            mode: Some(Field::new(0o100000 | (record.access? & 0o7777), src)),
-            size: number(record.data_length?),
-            blocks: number(record.alloc_size?.div_ceil(512)),
-            ino: number(ino),
-            // dev_t is signed; st_dev widens the same way.
-            dev: number(i64::from(record.device?) as u64),
-            nlink: number(u64::from(record.nlink?)),
-            mtime: Some(Field::new(record.mtime?, src)),
-            blksize: number(u64::from(record.io_block_size?)),
-            uid: Some(Field::new(record.uid?, src)),
-            gid: Some(Field::new(record.gid?, src)),
-            atime: Some(Field::new(record.atime?, src)),
-            ctime: Some(Field::new(record.ctime?, src)),
-            btime: time(record.btime),
-        })
-    }
-
     /// The folder's names as `read_dir` lists them, each to be stat'ed.
     fn as_read_dir_lists(folder: &OwnedFd) -> FolderListing {
         let mut listing = FolderListing {
@@ -207,7 +211,7 @@ mod glue {
                     if name == b"." || name == b".." {
                         continue;
                     }
-                    let kind = kind_of(entry.file_type());
+                    let kind = kind_of_file_type(entry.file_type());
                     listing.entries.push(BulkEntry {
                         name: OsStr::from_bytes(name).to_os_string(),
                         listed: Some(Listed {
@@ -225,46 +229,171 @@ mod glue {
         }
         listing
     }
+}
 
-    fn kind_of(file_type: FileType) -> FileKind {
-        match file_type {
-            FileType::Directory => FileKind::Dir,
-            FileType::RegularFile => FileKind::File,
-            FileType::Symlink => FileKind::Symlink,
-            FileType::Fifo => FileKind::Fifo,
-            FileType::Socket => FileKind::Socket,
-            FileType::BlockDevice => FileKind::BlockDevice,
-            FileType::CharacterDevice => FileKind::CharDevice,
-            FileType::Unknown => FileKind::Unknown,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete() -> Record<'static> {
+        let at = |secs| Some(Timestamp { secs, nanos: 7 });
+        Record {
+            name: Some(b"f"),
+            device: Some(-5),
+            kind: Some(FileKind::File),
+            btime: at(1),
+            mtime: at(2),
+            ctime: at(3),
+            atime: at(4),
+            uid: Some(501),
+            gid: Some(20),
+            access: Some(0o4644),
+            file_id: Some(99),
+            error: None,
+            nlink: Some(3),
+            alloc_size: Some(4096),
+            io_block_size: Some(4096),
+            data_length: Some(10),
         }
     }
 
-    fn from_stat(st: &rustix::fs::Stat) -> StatFields {
-        let src = Source::Fstatat;
-        let time = |secs: i64, nanos: i64| {
-            Some(Field::new(
-                Timestamp {
-                    secs,
-                    nanos: nanos as u32,
-                },
-                src,
-            ))
-        };
-        StatFields {
-            kind: kind_of(FileType::from_raw_mode(st.st_mode)),
-            mode: Some(Field::new(u32::from(st.st_mode), src)),
-            size: Some(Field::new(st.st_size as u64, src)),
-            blocks: Some(Field::new(st.st_blocks as u64, src)),
-            ino: Some(Field::new(st.st_ino, src)),
-            dev: Some(Field::new(st.st_dev as u64, src)),
-            nlink: Some(Field::new(u64::from(st.st_nlink), src)),
-            mtime: time(st.st_mtime, st.st_mtime_nsec),
-            blksize: Some(Field::new(st.st_blksize as u64, src)),
-            uid: Some(Field::new(st.st_uid, src)),
-            gid: Some(Field::new(st.st_gid, src)),
-            atime: time(st.st_atime, st.st_atime_nsec),
-            ctime: time(st.st_ctime, st.st_ctime_nsec),
-            btime: time(st.st_birthtime, st.st_birthtime_nsec),
+    #[test]
+    fn a_files_record_gives_the_fields_lstat_would() {
+        let fields = file_fields(&complete(), FileKind::File, 99).unwrap();
+        let number = |f: Option<Field<u64>>| f.map(|f| (f.value, f.source));
+        let listing = Source::Listing;
+        assert_eq!(fields.mode.map(|m| m.value), Some(0o104644));
+        assert_eq!(number(fields.size), Some((10, listing)));
+        assert_eq!(number(fields.blocks), Some((8, listing)));
+        assert_eq!(number(fields.ino), Some((99, listing)));
+        // dev_t is signed: st_dev widens a negative one as `as` does.
+        assert_eq!(number(fields.dev), Some(((-5i32) as u64, listing)));
+        assert_eq!(number(fields.nlink), Some((3, listing)));
+        assert_eq!(number(fields.blksize), Some((4096, listing)));
+        assert_eq!(fields.btime.map(|t| t.value.secs), Some(1));
+        assert_eq!(fields.ctime.map(|t| t.value.secs), Some(3));
+        // Allocated bytes to 512-byte blocks, rounded up.
+        for (alloc, blocks) in [
+            (0, 0),
+            (1, 1),
+            (511, 1),
+            (512, 1),
+            (513, 2),
+            (1 << 20, 2048),
+        ] {
+            let record = Record {
+                alloc_size: Some(alloc),
+                ..complete()
+            };
+            let fields = file_fields(&record, FileKind::File, 99).unwrap();
+            assert_eq!(
+                fields.blocks.map(|b| b.value),
+                Some(blocks),
+                "{alloc} bytes"
+            );
         }
+    }
+
+    #[test]
+    fn an_incomplete_record_a_failed_one_or_a_folder_is_stated_instead() {
+        assert!(file_fields(&complete(), FileKind::Dir, 99).is_none());
+        let failed = Record {
+            error: Some(5),
+            ..complete()
+        };
+        assert!(file_fields(&failed, FileKind::File, 99).is_none());
+        let without: [fn(&mut Record); 10] = [
+            |r| r.device = None,
+            |r| r.mtime = None,
+            |r| r.ctime = None,
+            |r| r.atime = None,
+            |r| r.uid = None,
+            |r| r.access = None,
+            |r| r.nlink = None,
+            |r| r.alloc_size = None,
+            |r| r.io_block_size = None,
+            |r| r.data_length = None,
+        ];
+        for (i, drop) in without.iter().enumerate() {
+            let mut record = complete();
+            drop(&mut record);
+            assert!(
+                file_fields(&record, FileKind::File, 99).is_none(),
+                "field {i}"
+            );
+        }
+        // No birth time is no reason to stat: it stays unknown.
+        let no_btime = Record {
+            btime: None,
+            ..complete()
+        };
+        assert!(file_fields(&no_btime, FileKind::File, 99)
+            .unwrap()
+            .btime
+            .is_none());
+    }
+
+    /// Runs where the engine does: the macOS jobs of the workflow.
+    #[cfg(target_os = "macos")]
+    #[test]
+    fn the_engine_agrees_with_lstat_on_a_folder_bigger_than_one_buffer() {
+        use crate::walk::census::{Counters, ListingCall};
+        use crate::walk::fast::bulk::{list_counted, Platform};
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        for i in 0..3000 {
+            std::fs::write(at(&format!("file-{i:04}")), vec![b'x'; i % 9000]).unwrap();
+        }
+        for name in ["d1", "d2", "d3"] {
+            std::fs::create_dir(at(name)).unwrap();
+        }
+        std::fs::hard_link(at("file-0001"), at("hard")).unwrap();
+        std::os::unix::fs::symlink("file-0002", at("link")).unwrap();
+        std::os::unix::fs::symlink("nowhere", at("dangling")).unwrap();
+        let census = Counters::default();
+        let folder = glue::MacOs::open(None, dir.path().as_os_str(), false).unwrap();
+        let listing = list_counted::<glue::MacOs>(&folder, &census);
+        assert_eq!(listing.call, ListingCall::Getattrlistbulk);
+        assert_eq!(listing.entries.len(), 3007);
+        let mut from_records = 0;
+        for entry in listing.entries {
+            from_records += usize::from(entry.fields.is_some());
+            let ours = match entry.fields {
+                Some(fields) => fields,
+                None => glue::MacOs::stat(Some(&folder), &entry.name, false, &census).unwrap(),
+            };
+            let theirs =
+                crate::walk::reference::stat_path(&dir.path().join(&entry.name), false).unwrap();
+            let value = |f: Option<Field<u64>>| f.map(|f| f.value);
+            let time = |f: Option<Field<Timestamp>>| f.map(|f| f.value);
+            let name = &entry.name;
+            assert_eq!(ours.kind, theirs.kind, "{name:?}");
+            assert_eq!(
+                ours.mode.map(|m| m.value),
+                theirs.mode.map(|m| m.value),
+                "{name:?}"
+            );
+            for (field, a, b) in [
+                ("size", ours.size, theirs.size),
+                ("blocks", ours.blocks, theirs.blocks),
+                ("ino", ours.ino, theirs.ino),
+                ("dev", ours.dev, theirs.dev),
+                ("nlink", ours.nlink, theirs.nlink),
+                ("blksize", ours.blksize, theirs.blksize),
+            ] {
+                assert_eq!(value(a), value(b), "{name:?} {field}");
+            }
+            for (field, a, b) in [
+                ("mtime", ours.mtime, theirs.mtime),
+                ("ctime", ours.ctime, theirs.ctime),
+                ("btime", ours.btime, theirs.btime),
+            ] {
+                assert_eq!(time(a), time(b), "{name:?} {field}");
+            }
+            assert_eq!(ours.uid.map(|u| u.value), theirs.uid.map(|u| u.value));
+            assert_eq!(ours.gid.map(|g| g.value), theirs.gid.map(|g| g.value));
+        }
+        // Every regular file took its fields from its record.
+        assert_eq!(from_records, 3001);
     }
 }

@@ -77,16 +77,7 @@ static STATX_REFUSED: AtomicBool = AtomicBool::new(false);
 
 /// What a listing's `d_type` says, as the census counts it.
 pub(super) fn kind_of_type(dtype: FileType) -> FileKind {
-    match dtype {
-        FileType::RegularFile => FileKind::File,
-        FileType::Directory => FileKind::Dir,
-        FileType::Symlink => FileKind::Symlink,
-        FileType::Fifo => FileKind::Fifo,
-        FileType::Socket => FileKind::Socket,
-        FileType::BlockDevice => FileKind::BlockDevice,
-        FileType::CharacterDevice => FileKind::CharDevice,
-        FileType::Unknown => FileKind::Unknown,
-    }
+    crate::walk::stat::kind_of_file_type(dtype)
 }
 
 fn statat_fallback<Fd: AsFd>(
@@ -99,34 +90,7 @@ fn statat_fallback<Fd: AsFd>(
     } else {
         AtFlags::SYMLINK_NOFOLLOW
     };
-    let st = rustix::fs::statat(dir, name, flags)?;
-    let src = Source::Fstatat;
-    let time = |secs: i64, nanos: u64| {
-        Some(Field::new(
-            Timestamp {
-                secs,
-                nanos: nanos as u32,
-            },
-            src,
-        ))
-    };
-    Ok(StatFields {
-        kind: kind_of_mode(st.st_mode),
-        mode: Some(Field::new(st.st_mode, src)),
-        size: Some(Field::new(st.st_size as u64, src)),
-        blocks: Some(Field::new(st.st_blocks as u64, src)),
-        ino: Some(Field::new(st.st_ino, src)),
-        dev: Some(Field::new(st.st_dev, src)),
-        nlink: Some(Field::new(st.st_nlink, src)),
-        mtime: time(st.st_mtime, st.st_mtime_nsec as u64),
-        blksize: Some(Field::new(st.st_blksize as u64, src)),
-        uid: Some(Field::new(st.st_uid, src)),
-        gid: Some(Field::new(st.st_gid, src)),
-        atime: time(st.st_atime, st.st_atime_nsec as u64),
-        ctime: time(st.st_ctime, st.st_ctime_nsec as u64),
-        // fstatat has no birth time.
-        btime: None,
-    })
+    rustix::fs::statat(dir, name, flags).map(|st| crate::walk::stat::from_fstatat(&st))
 }
 
 fn from_statx(s: &rustix::fs::Statx) -> StatFields {
