@@ -3,7 +3,7 @@
 //! with a matrix of flag sets and says precisely how their outputs differ.
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
-//! → normalize → outcome`, and `cli → report → outcome`; `exit` sits at the bottom
+//! → normalize → outcome`, `cli → report → outcome` and `cli → merge → outcome`; `exit` sits at the bottom
 //! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
@@ -13,6 +13,7 @@ pub mod exit;
 pub mod fixtures;
 pub mod flagset;
 pub mod matrix;
+pub mod merge;
 pub mod normalize;
 pub mod outcome;
 pub mod probe;

@@ -2,15 +2,22 @@
 //! Reporters read these values and nothing else, so the exit code, the terminal
 //! report and the JSON report always tell the same story.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The version of the JSON report's schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct RunOutcome {
     pub schema_version: u32,
+    /// The version of the eqcheck that wrote the report; reports written by
+    /// different versions are not merged.
+    #[serde(default)]
+    pub eqcheck_version: String,
+    /// The shard of the matrix this run ran (`--partition`); none for a whole run.
+    #[serde(default)]
+    pub shard: Option<Shard>,
     pub reference: ArmInfo,
     pub candidate: ArmInfo,
     /// The project config (`eqcheck.toml`) the run read, if any.
@@ -31,8 +38,90 @@ pub struct RunOutcome {
     pub cases: Vec<CaseOutcome>,
 }
 
+/// The part of the matrix one CI job runs, and the whole matrix it is part of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub partition: Partition,
+    /// Every case id of the whole matrix, in plan order: what the shards of one run
+    /// must cover together, each case once.
+    pub plan: Vec<String>,
+}
+
+/// `--partition HOW:M/N`: the M-th of N shards of a matrix's cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partition {
+    pub how: PartitionHow,
+    /// M, from 1.
+    pub index: usize,
+    /// N.
+    pub count: usize,
+}
+
+/// How cases are dealt to shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartitionHow {
+    /// By a hash of the case id: a case stays in its shard when others are added.
+    Hash,
+    /// In turn, by the case's place in the plan: shards as even as can be.
+    Count,
+}
+
+impl Partition {
+    /// Reads `hash:M/N` or `count:M/N`, with 1 <= M <= N.
+    pub fn parse(text: &str) -> Result<Partition, String> {
+        let expected = || {
+            format!(
+                "expected hash:M/N or count:M/N with 1 <= M <= N, such as hash:1/3, not `{text}`"
+            )
+        };
+        let (how, shard) = text.split_once(':').ok_or_else(expected)?;
+        let how = match how {
+            "hash" => PartitionHow::Hash,
+            "count" => PartitionHow::Count,
+            _ => return Err(expected()),
+        };
+        let (index, count) = shard.split_once('/').ok_or_else(expected)?;
+        let number = |n: &str| n.parse::<usize>().map_err(|_| expected());
+        let (index, count) = (number(index)?, number(count)?);
+        if index == 0 || index > count {
+            return Err(expected());
+        }
+        Ok(Partition { how, index, count })
+    }
+
+    /// Whether this shard runs the case with this id at this place in the plan.
+    pub fn selects(&self, place: usize, id: &str) -> bool {
+        let bucket = match self.how {
+            PartitionHow::Hash => stable_hash(id) % self.count as u64,
+            PartitionHow::Count => (place % self.count) as u64,
+        };
+        bucket == (self.index - 1) as u64
+    }
+}
+
+impl std::fmt::Display for Partition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self.how {
+            PartitionHow::Hash => "hash",
+            PartitionHow::Count => "count",
+        };
+        write!(f, "{how}:{}/{}", self.index, self.count)
+    }
+}
+
+/// A hash of a case id that is the same on every machine and in every version:
+/// the first 8 bytes of its SHA-256.
+fn stable_hash(id: &str) -> u64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
 /// One arm as configured, before `{tree}` and the set are filled in.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ArmInfo {
     pub command: Vec<String>,
     /// The name the program saw as its own (argv[0]).
@@ -49,7 +138,7 @@ pub struct ArmInfo {
 }
 
 /// A normalizer rule and how often it changed something over the whole run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuleAudit {
     pub name: String,
     pub kind: String,
@@ -68,7 +157,7 @@ pub struct RuleAudit {
 }
 
 /// One tree the cases ran over, with what it held when the arms ran.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct TreeInfo {
     pub name: String,
     pub path: String,
@@ -85,7 +174,7 @@ pub struct TreeInfo {
 }
 
 /// Entry counts of a tree, the operand itself included.
-#[derive(Debug, Default, Clone, Copy, Serialize)]
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
 pub struct TreeCounts {
     pub entries: u64,
     pub files: u64,
@@ -95,7 +184,7 @@ pub struct TreeCounts {
 }
 
 /// One case: a tree and a flag set, run by both arms.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CaseOutcome {
     /// Stable across runs: tree, group and set.
     pub id: String,
@@ -116,14 +205,14 @@ pub struct CaseOutcome {
 }
 
 /// A rule that changed something in a case, and how many times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fired {
     pub rule: String,
     pub times: usize,
 }
 
 /// How one arm of one case ran.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ArmRun {
     pub argv: Vec<String>,
     /// The command to paste into a shell to run this arm again by hand.
@@ -138,7 +227,7 @@ pub struct ArmRun {
 }
 
 /// How an arm ended. Only `Exited` and `Signaled` runs are ever compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ArmStatus {
     Exited { code: i32 },
@@ -177,7 +266,7 @@ impl ArmStatus {
 /// A case's verdict, from best to worst: identical, order-only,
 /// equal-after-normalization; then differs, flaky, and the two that mean the case
 /// could not be judged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every stream and the exit status equal, byte for byte.
@@ -200,7 +289,7 @@ pub enum Verdict {
 
 /// Whom a tree-changed verdict blames: the arm that ran when the change was first
 /// seen, or nobody of this case's when the tree had changed before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Blame {
     Reference,
@@ -220,19 +309,19 @@ impl Blame {
 }
 
 /// One arm that disagreed with itself: each different output it gave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlakyArm {
     pub arm: String,
     pub variants: Vec<Variant>,
 }
 
 /// One of the outputs a flaky arm gave, and in which runs (numbered from 1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Variant {
     pub runs: Vec<usize>,
     pub status: String,
     /// For every variant but the first: a diff from the first variant.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
 }
 
@@ -277,7 +366,7 @@ impl Verdict {
 }
 
 /// Which output a stream result is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stream {
     Stdout,
@@ -297,7 +386,7 @@ impl Stream {
 }
 
 /// How one stream compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StreamVerdict {
     Identical,
@@ -307,24 +396,24 @@ pub enum StreamVerdict {
 }
 
 /// One stream's comparison.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct StreamResult {
     pub stream: Stream,
     pub verdict: StreamVerdict,
     /// Order-only: the first lines that stand in different places.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub displaced: Vec<String>,
     /// A unified diff of the normalized text when the stream differs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// How many lines differ, where a text too large for a full diff was compared
     /// line by line as it streamed; the diff then shows only its first hunks.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines: Option<LineCounts>,
 }
 
 /// Differing lines of one stream, counted over the whole of both texts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineCounts {
     /// `in-order`: the texts were aligned line by line with a bounded look-ahead;
     /// `multiset`: sorting lines was the stream's only rule, so lines were matched
@@ -336,15 +425,15 @@ pub struct LineCounts {
     pub only_in_candidate: u64,
     /// In order only: the differing lines, where a reference line changed into a
     /// candidate line counts once (each run of changes counts its longer side).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub differing: Option<u64>,
     /// In order only: the hunks of a unified diff with three lines of context.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hunks: Option<u64>,
 }
 
 /// How a stream's lines were matched when they were counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LineOrder {
     InOrder,

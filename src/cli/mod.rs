@@ -52,6 +52,9 @@ enum Command {
     /// Compare, entry by entry and field by field, the stat fields a fast listing
     /// gives with read_dir + lstat, and count what the listing typed.
     Probe(probe::ProbeArgs),
+    /// Join the JSON reports of a partitioned run's shards into the whole run's
+    /// reports; exits as the whole run would.
+    Merge(MergeArgs),
 }
 
 /// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
@@ -101,18 +104,8 @@ struct RunArgs {
     /// Seconds an arm may run before its process group is killed. [default: 60]
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
-    /// Write the JSON report here (`-` for stdout).
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-    /// Write a Markdown report to paste into a pull request here (`-` for stdout).
-    #[arg(long, value_name = "PATH")]
-    markdown: Option<PathBuf>,
-    /// Write a JUnit XML report here (`-` for stdout): one suite per flag-set group.
-    #[arg(long, value_name = "PATH")]
-    junit: Option<PathBuf>,
-    /// Colour the terminal report: auto means only on a terminal and without NO_COLOR.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
-    color: ColorArg,
+    #[command(flatten)]
+    reports: ReportArgs,
     /// When eqcheck runs as root, run the arms as this user (default: uid/gid 65534).
     #[arg(long, value_name = "NAME|UID", conflicts_with = "as_root")]
     as_user: Option<String>,
@@ -126,6 +119,10 @@ struct RunArgs {
     /// program file name, such as `du` for `old/du` and `new/du`.
     #[arg(long, value_name = "NAME")]
     argv0: Option<String>,
+    /// Run only the M-th of N shards of the cases, for a CI job matrix: by a hash
+    /// of each case id, or in turn; `eqcheck merge` joins the shards' JSON reports.
+    #[arg(long, value_name = "hash:M/N|count:M/N")]
+    partition: Option<String>,
     /// Leave the built trees in place and print where they are.
     #[arg(long)]
     keep: bool,
@@ -186,6 +183,51 @@ struct WalkArgs {
     /// Folders or files to measure.
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<OsString>,
+}
+
+/// Where a run's reports go, and how the terminal one looks.
+#[derive(Args, Debug, Default)]
+struct ReportArgs {
+    /// Write the JSON report here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write a Markdown report to paste into a pull request here (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+    /// Write a JUnit XML report here (`-` for stdout): one suite per flag-set group.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Colour the terminal report: auto means only on a terminal and without NO_COLOR.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    color: ColorArg,
+}
+
+impl ReportArgs {
+    /// Opens every destination first: a bad path is a usage error before any work.
+    fn open(self) -> Result<crate::report::Reports, Failure> {
+        crate::report::open(&crate::report::ReportRequest {
+            json: self.json,
+            markdown: self.markdown,
+            junit: self.junit,
+            color: match self.color {
+                ColorArg::Auto => crate::report::ColorChoice::Auto,
+                ColorArg::Always => crate::report::ColorChoice::Always,
+                ColorArg::Never => crate::report::ColorChoice::Never,
+            },
+            environment: crate::report::Environment::current(),
+        })
+        .map_err(Failure::usage)
+    }
+}
+
+/// `eqcheck merge`'s arguments.
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// The shards' JSON reports (each written by `--partition HOW:M/N --json FILE`).
+    #[arg(required = true, value_name = "REPORT")]
+    shards: Vec<PathBuf>,
+    #[command(flatten)]
+    reports: ReportArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default)]
@@ -269,6 +311,7 @@ pub fn main() -> Result<u8, Failure> {
         Some(Command::Completions { shell }) => completions(shell).map_err(Failure::harness),
         Some(Command::Man) => man().map_err(Failure::harness),
         Some(Command::Probe(args)) => probe::probe(args),
+        Some(Command::Merge(args)) => merge(args),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
@@ -287,32 +330,33 @@ fn run(args: RunArgs) -> Result<u8, Failure> {
         mode,
         keep: args.keep,
         config: project_file.as_ref().map(|f| f.path.display().to_string()),
+        partition: (args.partition.clone()).map(|p| Given::flag("--partition", p)),
     };
     let matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
         // Not a mistake of the user's: this process cannot find its own file.
         resolve::SettingsError::OwnExe(_) => Failure::harness(err),
         _ => Failure::usage(err),
     })?;
-    // Open every report destination first: a bad path is a usage error before any
-    // arm runs, not after the whole matrix.
-    let reports = crate::report::open(&crate::report::ReportRequest {
-        json: args.json,
-        markdown: args.markdown,
-        junit: args.junit,
-        color: match args.color {
-            ColorArg::Auto => crate::report::ColorChoice::Auto,
-            ColorArg::Always => crate::report::ColorChoice::Always,
-            ColorArg::Never => crate::report::ColorChoice::Never,
-        },
-        environment: crate::report::Environment::current(),
-    })
-    .map_err(Failure::usage)?;
+    // A bad report path is a usage error before any arm runs, not after the
+    // whole matrix.
+    let reports = args.reports.open()?;
     let outcome = crate::matrix::run(&matrix, reports.progress());
     reports.end_progress();
     crate::cleanup::exit_if_interrupted();
     let outcome = outcome.map_err(Failure::harness)?;
     reports.write(&outcome).map_err(Failure::harness)?;
     Ok(outcome.exit_code())
+}
+
+fn merge(args: MergeArgs) -> Result<u8, Failure> {
+    let shards = (args.shards.iter())
+        .map(|path| crate::merge::read(path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::usage)?;
+    let whole = crate::merge::merge(shards).map_err(Failure::usage)?;
+    let reports = args.reports.open()?;
+    reports.write(&whole).map_err(Failure::harness)?;
+    Ok(whole.exit_code())
 }
 
 /// The run options the command line gives, each tagged with its flag.

@@ -21,7 +21,8 @@ use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, CaseOutcome, Progress, RuleAudit, RunOutcome, TreeInfo, SCHEMA_VERSION,
+    ArmInfo, CaseOutcome, Partition, Progress, RuleAudit, RunOutcome, Shard, TreeInfo,
+    SCHEMA_VERSION,
 };
 use arm::Arm;
 use case::Arms;
@@ -63,6 +64,18 @@ pub struct Matrix {
     pub guard: Option<fingerprint::Depth>,
     /// Leave built trees in place and say where.
     pub keep: bool,
+    /// The shard of the cases this run takes (`--partition`); none: all of them.
+    pub partition: Option<Partition>,
+}
+
+impl TreeSource {
+    /// The tree's name, as case ids and reports give it.
+    pub fn name(&self) -> &str {
+        match self {
+            TreeSource::Spec(spec) => &spec.name,
+            TreeSource::Existing { name, .. } => name,
+        }
+    }
 }
 
 /// A failure of the harness itself (not of an arm): exit code 3.
@@ -127,13 +140,21 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         cases: Vec::new(),
         warnings: matrix.warnings.clone(),
     };
-    for (index, source) in matrix.trees.iter().enumerate() {
+    let names: Vec<&str> = matrix.trees.iter().map(TreeSource::name).collect();
+    let (planned, plan) = plan::shard(&names, &matrix.flag_sets, &matrix.groups, matrix.partition);
+    for (index, (source, cases)) in matrix.trees.iter().zip(planned).enumerate() {
+        // A shard builds only the trees it has cases on.
+        if matrix.partition.is_some() && cases.is_empty() {
+            continue;
+        }
         let dir = scratch.path().join(format!("tree-{index}"));
-        runner.tree(source, &dir, &mut found)?;
+        runner.tree(source, &cases, &dir, &mut found)?;
     }
     let user = matrix.user.describe();
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
+        eqcheck_version: env!("CARGO_PKG_VERSION").to_string(),
+        shard: matrix.partition.map(|partition| Shard { partition, plan }),
         reference: arm_info(&matrix.reference, &reference, &user),
         candidate: arm_info(&matrix.candidate, &candidate, &user),
         config: matrix.config.clone(),
@@ -166,7 +187,13 @@ struct Found {
 impl Runner<'_> {
     /// Runs every case of one tree, built fresh from its spec or read where it is,
     /// with its own case folders in `dir`.
-    fn tree(&self, source: &TreeSource, dir: &Path, found: &mut Found) -> Result<(), MatrixError> {
+    fn tree(
+        &self,
+        source: &TreeSource,
+        planned: &[PlannedCase],
+        dir: &Path,
+        found: &mut Found,
+    ) -> Result<(), MatrixError> {
         let matrix = self.matrix;
         let (name, mut built) = match source {
             TreeSource::Spec(spec) => (spec.name.clone(), Some(fixtures::build_temp(spec)?)),
@@ -186,7 +213,6 @@ impl Runner<'_> {
                 matrix.user.describe()
             ));
         }
-        let planned = plan::cases_for_tree(&name, &matrix.flag_sets, &matrix.groups);
         self.progress.tree_started(&name, planned.len());
         std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
         let rebuild = rebuild(source, built.as_ref(), matrix.keep);
@@ -197,7 +223,7 @@ impl Runner<'_> {
             rebuild: rebuild.as_ref(),
             dir,
         };
-        found.cases.extend(self.cases(&on_tree, &planned));
+        found.cases.extend(self.cases(&on_tree, planned));
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
         }

@@ -35,6 +35,7 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
     arms(outcome, out)?;
     writeln!(out)?;
     let mut facts = vec![format!("flag sets: {}", code(&outcome.flag_sets))];
+    facts.extend(summary::shard_note(outcome));
     if outcome.runs > 1 {
         facts.push(format!("each arm ran each case {} times", outcome.runs));
     }

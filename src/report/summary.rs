@@ -53,8 +53,27 @@ pub fn tally(outcome: &RunOutcome) -> String {
     format!("{} cases: {}", outcome.cases.len(), counts.join(", "))
 }
 
+/// Which shard of how large a matrix this run was, when it was one.
+pub fn shard_note(outcome: &RunOutcome) -> Option<String> {
+    let shard = outcome.shard.as_ref()?;
+    let whole = shard.plan.len();
+    Some(match outcome.cases.len() {
+        0 => format!(
+            "shard {}: none of the matrix's {whole} cases fall in this shard",
+            shard.partition
+        ),
+        n => format!(
+            "shard {}: {n} of the matrix's {whole} cases",
+            shard.partition
+        ),
+    })
+}
+
 /// The run's verdict in a few words, following its exit code.
 pub fn overall(outcome: &RunOutcome) -> &'static str {
+    if outcome.cases.is_empty() && outcome.shard.is_some() {
+        return "no case in this shard";
+    }
     match outcome.exit_code() {
         crate::exit::ALL_EQUAL
             if outcome.count(None, VerdictKind::Identical) == outcome.cases.len() =>

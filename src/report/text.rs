@@ -119,6 +119,9 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "config: {config}")?;
     }
     writeln!(out, "flag sets: {}", outcome.flag_sets)?;
+    if let Some(note) = summary::shard_note(outcome) {
+        writeln!(out, "{note}")?;
+    }
     if outcome.runs > 1 {
         writeln!(out, "runs: each arm ran each case {} times", outcome.runs)?;
     }

@@ -15,6 +15,7 @@ use crate::fixtures::{self, fingerprint};
 use crate::flagset;
 use crate::matrix::arm::{self, Arm};
 use crate::matrix::{Matrix, TreeSource};
+use crate::outcome::Partition;
 
 /// `--sets` when neither the command line nor the file says.
 pub const DEFAULT_SETS: &str = "all";
@@ -75,6 +76,8 @@ pub struct RunExtras {
     pub keep: bool,
     /// The project config file the options were merged with, if any.
     pub config: Option<String>,
+    /// `--partition`: the shard of the cases this run takes.
+    pub partition: Option<Given<String>>,
 }
 
 /// Turns the options into a matrix, or says what is wrong with the first value
@@ -135,6 +138,9 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
             Guard::Off => None,
         },
         keep: extras.keep,
+        partition: (extras.partition.as_ref())
+            .map(|given| Partition::parse(&given.value).map_err(|m| SettingsError::at(given, m)))
+            .transpose()?,
     })
 }
 
