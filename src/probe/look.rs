@@ -207,39 +207,57 @@ impl Pairs<'_, '_> {
 
 /// Pairs two listings of one folder by name, reading both a name at a time: a
 /// name that matches the other side's next, or one it gave earlier, is paired at
-/// once, so only names one side gives ahead of the other wait. Returns the names
-/// only ours gave and those only theirs gave.
+/// once, so only names one side gives ahead of the other wait. A name one side
+/// gives more often than the other (a listing that repeats an entry) pairs as often
+/// as both gave it; the extra copies are left over. Returns the names left over on
+/// ours and on theirs.
 fn pair_up<A, B>(
     mut ours: impl Iterator<Item = (OsString, A)>,
     mut theirs: impl Iterator<Item = (OsString, B)>,
     mut pair: impl FnMut(OsString, A, B),
 ) -> (Vec<OsString>, Vec<OsString>) {
-    let mut ours_waiting: HashMap<OsString, A> = HashMap::new();
-    let mut theirs_waiting: HashMap<OsString, B> = HashMap::new();
+    let mut ours_waiting: Waiting<A> = HashMap::new();
+    let mut theirs_waiting: Waiting<B> = HashMap::new();
     loop {
         match (ours.next(), theirs.next()) {
             (None, None) => break,
             (Some((a, x)), Some((b, y))) if a == b => pair(a, x, y),
             (a, b) => {
                 if let Some((name, x)) = a {
-                    match theirs_waiting.remove(&name) {
+                    match take_one(&mut theirs_waiting, &name) {
                         Some(y) => pair(name, x, y),
-                        None => drop(ours_waiting.insert(name, x)),
+                        None => ours_waiting.entry(name).or_default().push(x),
                     }
                 }
                 if let Some((name, y)) = b {
-                    match ours_waiting.remove(&name) {
+                    match take_one(&mut ours_waiting, &name) {
                         Some(x) => pair(name, x, y),
-                        None => drop(theirs_waiting.insert(name, y)),
+                        None => theirs_waiting.entry(name).or_default().push(y),
                     }
                 }
             }
         }
     }
-    (
-        ours_waiting.into_keys().collect(),
-        theirs_waiting.into_keys().collect(),
-    )
+    (left_over(ours_waiting), left_over(theirs_waiting))
+}
+
+/// Names one side gave that wait for the other side's, each copy with what the
+/// listing said of it.
+type Waiting<T> = HashMap<OsString, Vec<T>>;
+
+fn take_one<T>(waiting: &mut Waiting<T>, name: &OsString) -> Option<T> {
+    let copies = waiting.get_mut(name)?;
+    let first = copies.remove(0);
+    if copies.is_empty() {
+        waiting.remove(name);
+    }
+    Some(first)
+}
+
+fn left_over<T>(waiting: Waiting<T>) -> Vec<OsString> {
+    (waiting.into_iter())
+        .flat_map(|(name, copies)| std::iter::repeat_n(name, copies.len()))
+        .collect()
 }
 
 fn names<'a>(
@@ -274,8 +292,22 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(11);
         for round in 0..500 {
             let all: Vec<u32> = (0..rng.u32(0..40)).collect();
-            let mut ours: Vec<u32> = all.iter().copied().filter(|_| rng.u8(0..10) > 0).collect();
-            let mut theirs: Vec<u32> = all.iter().copied().filter(|_| rng.u8(0..10) > 0).collect();
+            // Most names once on each side, some missing on one, a few given twice
+            // (a listing that repeats an entry).
+            let side = |rng: &mut fastrand::Rng| -> Vec<u32> {
+                let mut names = Vec::new();
+                for &n in &all {
+                    let copies = match rng.u8(0..20) {
+                        0 | 1 => 0,
+                        2 => 2,
+                        _ => 1,
+                    };
+                    names.extend(std::iter::repeat_n(n, copies));
+                }
+                names
+            };
+            let mut ours = side(&mut rng);
+            let mut theirs = side(&mut rng);
             // Mostly the same order, as two listings of one folder are; sometimes
             // shuffled, as when the folder changed between them.
             if rng.bool() {
@@ -299,9 +331,15 @@ mod tests {
             let mut pairs: Vec<(u32, u32, u32)> =
                 paired.iter().map(|(n, a, b)| (number(n), *a, *b)).collect();
             pairs.sort();
+            let count = |side: &[u32], n: u32| side.iter().filter(|&&m| m == n).count();
+            // A name pairs as many times as the side that gave it less often gave it.
             let both: Vec<(u32, u32, u32)> = (all.iter().copied())
-                .filter(|n| ours.contains(n) && theirs.contains(n))
-                .map(|n| (n, n + 1000, n + 2000))
+                .flat_map(|n| {
+                    std::iter::repeat_n(
+                        (n, n + 1000, n + 2000),
+                        count(&ours, n).min(count(&theirs, n)),
+                    )
+                })
                 .collect();
             assert_eq!(pairs, both, "round {round}: {ours:?} / {theirs:?}");
             let sorted = |names: &[OsString]| -> Vec<u32> {
@@ -310,9 +348,9 @@ mod tests {
                 numbers
             };
             let only = |a: &[u32], b: &[u32]| -> Vec<u32> {
-                let mut only: Vec<u32> = a.iter().copied().filter(|n| !b.contains(n)).collect();
-                only.sort();
-                only
+                (all.iter().copied())
+                    .flat_map(|n| std::iter::repeat_n(n, count(a, n).saturating_sub(count(b, n))))
+                    .collect()
             };
             assert_eq!(sorted(&ours_only), only(&ours, &theirs), "round {round}");
             assert_eq!(sorted(&theirs_only), only(&theirs, &ours), "round {round}");

@@ -8,9 +8,9 @@
 //! followed.
 //!
 //! [`depth_first`] walks a tree holding only the folders on the way down, each with
-//! the names of the subfolders still to enter. A folder with few subfolders opens
-//! them all and then gives up its own descriptor, as the fast engine does, so a
-//! chain of any depth holds a bounded number of descriptors.
+//! the names of the subfolders still to enter. A folder gives up its descriptor once
+//! its last subfolder is open, so a chain of any depth holds a bounded number of
+//! descriptors, and a tree at most one per level.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -20,10 +20,6 @@ use std::path::{Path, PathBuf};
 use super::census::Counters;
 use super::reference::{listed_inode, stat_path, Shortened};
 use super::{Engine, Listed, StatError, StatFields};
-
-/// A folder with at most this many subfolders opens them all before it gives up
-/// its own descriptor.
-const OPEN_AHEAD: usize = 16;
 
 /// One engine's handle on one folder.
 pub struct Folder(Inner);
@@ -245,7 +241,7 @@ fn open_file_at(fd: &std::os::fd::OwnedFd, name: &OsStr) -> io::Result<fs::File>
 pub trait Held: Sized {
     /// The subfolder `name` of this one.
     fn open(&self, name: &OsStr) -> Self;
-    /// Gives up what the subfolders, once all opened, no longer need.
+    /// Gives up what the subfolders, once all open, no longer need.
     fn release(&mut self);
 }
 
@@ -283,14 +279,19 @@ impl<A: Held, B: Held> Held for (A, B) {
 
 /// Visits every folder at and below `root`, parents before their children: `visit`
 /// gets each folder with its path relative to the root (empty for the root) and
-/// returns the names of its subfolders to enter.
+/// returns the names of its subfolders to enter. A folder gives up its handle as
+/// soon as its last subfolder is open, so a chain of any depth holds a bounded
+/// number of descriptors, and any tree at most one per level.
 pub fn depth_first<H: Held>(root: H, mut visit: impl FnMut(&H, &Path) -> Vec<OsString>) {
     let mut relative = PathBuf::new();
     let mut levels = vec![enter(root, &relative, &mut visit)];
     while let Some(level) = levels.last_mut() {
         match level.pending.pop() {
-            Some((name, opened)) => {
-                let held = opened.unwrap_or_else(|| level.held.open(&name));
+            Some(name) => {
+                let held = level.held.open(&name);
+                if level.pending.is_empty() {
+                    level.held.release();
+                }
                 relative.push(&name);
                 let below = enter(held, &relative, &mut visit);
                 levels.push(below);
@@ -303,31 +304,18 @@ pub fn depth_first<H: Held>(root: H, mut visit: impl FnMut(&H, &Path) -> Vec<OsS
     }
 }
 
-/// A folder on the way down and the subfolders still to enter, last first, each
-/// already open where the folder opened them all at once.
+/// A folder on the way down and the subfolders still to enter, last first.
 struct Level<H> {
     held: H,
-    pending: Vec<(OsString, Option<H>)>,
+    pending: Vec<OsString>,
 }
 
 fn enter<H: Held>(
-    mut held: H,
+    held: H,
     relative: &Path,
     visit: &mut impl FnMut(&H, &Path) -> Vec<OsString>,
 ) -> Level<H> {
-    let names = visit(&held, relative);
-    let mut pending: Vec<(OsString, Option<H>)> = if names.len() <= OPEN_AHEAD {
-        let opened = (names.into_iter())
-            .map(|name| {
-                let below = held.open(&name);
-                (name, Some(below))
-            })
-            .collect();
-        held.release();
-        opened
-    } else {
-        names.into_iter().map(|name| (name, None)).collect()
-    };
+    let mut pending = visit(&held, relative);
     pending.reverse();
     Level { held, pending }
 }
@@ -368,12 +356,12 @@ mod tests {
             std::fs::create_dir(&chain).unwrap();
             std::fs::write(chain.join("f"), b"x").unwrap();
         }
-        for i in 0..(OPEN_AHEAD + 3) {
+        for i in 0..19 {
             std::fs::create_dir_all(dir.path().join(format!("w/{i}/x"))).unwrap();
         }
         std::os::unix::fs::symlink("c0", dir.path().join("link")).unwrap();
         let fast = visited(Engine::Fast, dir.path());
-        assert_eq!(fast.len(), 40 * 2 + 1 + (OPEN_AHEAD + 3) * 2 + 1);
+        assert_eq!(fast.len(), 40 * 2 + 1 + 19 * 2 + 1);
         assert_eq!(fast, visited(Engine::Reference, dir.path()));
         assert!(fast.contains(&(PathBuf::from("link"), "Symlink".into())));
     }
@@ -404,6 +392,44 @@ mod tests {
         assert!(
             deepest > 0 && deepest < before + 100,
             "{before} open before, {deepest} at the bottom"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_comb_holds_at_most_one_descriptor_per_level() {
+        // Each level holds four empty subfolders and the one that goes on.
+        let dir = tempfile::tempdir().unwrap();
+        let depth = 150;
+        let mut level = dir.path().to_path_buf();
+        for _ in 0..depth {
+            for tooth in ["t1", "t2", "t3", "t4"] {
+                std::fs::create_dir(level.join(tooth)).unwrap();
+            }
+            level.push("c");
+            std::fs::create_dir(&level).unwrap();
+        }
+        let open_now = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open_now();
+        let mut most = 0;
+        let roots = (
+            open_root(Engine::Fast, dir.path()),
+            open_root(Engine::Reference, dir.path()),
+        );
+        depth_first(roots, |(folder, _), _| {
+            most = most.max(open_now());
+            let Ok(folder) = folder else {
+                return Vec::new();
+            };
+            let census = Counters::default();
+            // The one that goes on first: its siblings wait while it is walked.
+            let mut names: Vec<OsString> = folder.names(&census).map(|n| n.unwrap().name).collect();
+            names.sort();
+            names
+        });
+        assert!(
+            most < before + depth + 50,
+            "{before} open before, {most} at most"
         );
     }
 }

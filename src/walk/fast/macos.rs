@@ -42,7 +42,8 @@ pub fn file_fields(record: &Record, kind: FileKind, ino: u64) -> Option<StatFiel
         ino: number(ino),
         // dev_t is signed; st_dev widens the same way.
         dev: number(i64::from(record.device?) as u64),
-        nlink: number(u64::from(record.nlink?)),
+        // stat caps st_nlink at 65535; the record does not.
+        nlink: number(u64::from(record.nlink?.min(65535))),
         mtime: Some(Field::new(record.mtime?, src)),
         blksize: number(u64::from(record.io_block_size?)),
         uid: Some(Field::new(record.uid?, src)),
@@ -140,6 +141,7 @@ mod glue {
         if u64::from(st.st_nlink) > BULK_LIMIT {
             return None;
         }
+        let trusted = records_match_lstat(folder);
         let mut asked = libc::attrlist {
             bitmapcount: libc::ATTR_BIT_MAP_COUNT,
             reserved: 0,
@@ -171,7 +173,7 @@ mod glue {
                     n if n < 0 => return None,
                     n => {
                         for record in records::parse(buffer, n as usize).ok()? {
-                            entries.push(entry(&record)?);
+                            entries.push(entry(&record, trusted)?);
                         }
                     }
                 }
@@ -179,15 +181,31 @@ mod glue {
         })
     }
 
-    /// An entry from its record; none when the record lacks a name, type or id.
-    fn entry(record: &Record) -> Option<BulkEntry> {
+    /// An entry from its record; none when the record lacks a name, type or id. A
+    /// file's fields are taken from its record only where they are `lstat`'s.
+    fn entry(record: &Record, trusted: bool) -> Option<BulkEntry> {
         let kind = record.kind?;
         let ino = record.file_id?;
         Some(BulkEntry {
             name: OsStr::from_bytes(record.name?).to_os_string(),
             listed: Some(Listed { kind, ino }),
-            fields: file_fields(record, kind, ino),
+            fields: trusted.then(|| file_fields(record, kind, ino)).flatten(),
         })
+    }
+
+    /// Whether a folder's file system fills records itself (APFS, HFS+), so that
+    /// a file's allocated size is `st_blocks`'s. Elsewhere the kernel fills them from
+    /// getattrlist, whose allocated size adds a resource fork's rounded size
+    /// differently from `stat`: those files are stat'ed.
+    fn records_match_lstat(folder: &OwnedFd) -> bool {
+        let Ok(fs) = rustix::fs::fstatfs(folder) else {
+            return false;
+        };
+        let name: Vec<u8> = (fs.f_fstypename.iter())
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        matches!(name.as_slice(), b"apfs" | b"hfs")
     }
 
     /// The folder's names as `read_dir` lists them, each to be stat'ed.
@@ -197,7 +215,14 @@ mod glue {
             error: None,
             call: ListingCall::ReadDir,
         };
-        let dir = match rustix::fs::Dir::read_from(folder) {
+        // Read through a duplicate rewound to the start, not by opening `.` again:
+        // that lookup needs search permission, which a folder that can be listed
+        // but not searched lacks, and such a folder is one this listing is for.
+        let reopened = rustix::io::dup(folder).and_then(|copy| {
+            rustix::fs::seek(&copy, rustix::fs::SeekFrom::Start(0))?;
+            rustix::fs::Dir::new(copy)
+        });
+        let dir = match reopened {
             Ok(dir) => dir,
             Err(err) => {
                 listing.error = Some(err.into());

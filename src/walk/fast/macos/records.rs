@@ -1,10 +1,12 @@
 //! Parsing the records `getattrlistbulk` packs into its buffer, as a pure function
-//! over a byte slice, so it is tested on every OS. The layout (getattrlist(2)):
-//! each record starts with its length (u32), then the attribute set it returned
-//! (five u32 groups: common, volume, folder, file, fork), then each attribute
-//! asked for and returned, in the order of its bit within its group, common ones
-//! first; every attribute takes a multiple of 4 bytes and is only 4-byte aligned,
-//! so 8-byte values are read unaligned. The name is an `attrreference`: an offset,
+//! over a byte slice, so it is tested on every OS. The layout (getattrlist(2),
+//! getattrlistbulk(2)): each record starts with its length (u32), then the attribute
+//! set it returned (five u32 groups: common, volume, folder, file, fork), then
+//! `ATTR_CMN_ERROR` when returned (getattrlistbulk(2) puts it right after the set,
+//! ahead of its bit's place), then each other attribute asked for and returned, in
+//! the order of its bit within its group, common ones first; every attribute takes
+//! a multiple of 4 bytes and is only 4-byte aligned, so 8-byte values are read
+//! unaligned. The name is an `attrreference`: an offset,
 //! from the reference itself, to bytes elsewhere in the record, and a length that
 //! counts its NUL. The next record starts `length` bytes after this one's start.
 //!
@@ -14,9 +16,11 @@
 use crate::walk::stat::Timestamp;
 use crate::walk::FileKind;
 
-/// The common attributes asked for, in the order they are packed (by bit), with
-/// `ATTR_CMN_RETURNED_ATTRS` (always packed first) left out.
+/// The common attributes asked for, in the order they are packed (by bit, except
+/// the error, which comes first), with `ATTR_CMN_RETURNED_ATTRS` (always packed
+/// ahead of them all) left out.
 pub const COMMON: [(u32, Attr); 12] = [
+    (0x2000_0000, Attr::Error),
     (0x0000_0001, Attr::Name),
     (0x0000_0002, Attr::Device),
     (0x0000_0008, Attr::ObjType),
@@ -28,7 +32,6 @@ pub const COMMON: [(u32, Attr); 12] = [
     (0x0001_0000, Attr::Gid),
     (0x0002_0000, Attr::AccessMask),
     (0x0200_0000, Attr::FileId),
-    (0x2000_0000, Attr::Error),
 ];
 
 /// The file attributes asked for, in the order they are packed.

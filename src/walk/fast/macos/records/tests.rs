@@ -286,3 +286,28 @@ fn random_bytes_and_slices_give_an_error_or_records_never_a_panic() {
         let _ = parse(&buffer[start..end], rng.usize(0..8));
     }
 }
+
+#[test]
+fn an_error_record_is_read_as_the_kernel_packs_it_error_before_name() {
+    // Laid out by hand as XNU's get_error_attributes packs a record it could not
+    // fill, independently of COMMON's order: the returned set (RETURNED | ERROR |
+    // NAME), the error, the name's reference, the name.
+    let mut buffer = Vec::new();
+    buffer.extend(0u32.to_ne_bytes());
+    buffer.extend((0x8000_0000u32 | 0x2000_0000 | 0x1).to_ne_bytes());
+    buffer.extend([0u8; 16]);
+    buffer.extend(13u32.to_ne_bytes()); // EACCES
+    let name = b"some-file-name\0";
+    buffer.extend(8i32.to_ne_bytes()); // the name follows the reference
+    buffer.extend((name.len() as u32).to_ne_bytes());
+    buffer.extend(name);
+    while buffer.len() % 8 != 0 {
+        buffer.push(0);
+    }
+    let length = buffer.len() as u32;
+    buffer[..4].copy_from_slice(&length.to_ne_bytes());
+    let parsed = parse(&buffer, 1).unwrap();
+    assert_eq!(parsed[0].error, Some(13));
+    assert_eq!(parsed[0].name, Some(&b"some-file-name"[..]));
+    assert_eq!((parsed[0].kind, parsed[0].file_id), (None, None));
+}
