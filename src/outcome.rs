@@ -135,6 +135,10 @@ pub struct ArmInfo {
     pub copy: Option<String>,
     /// Who the arm ran as.
     pub user: String,
+    /// The command the program ran under (`--ref-runner`, `--cand-runner`), its
+    /// program by absolute path; none when it ran as it is.
+    #[serde(default)]
+    pub runner: Option<Vec<String>>,
 }
 
 /// A normalizer rule and how often it changed something over the whole run.

@@ -17,6 +17,7 @@ mod project;
 mod reports;
 mod rules;
 mod run;
+mod runners;
 mod shards;
 mod trust;
 mod util;

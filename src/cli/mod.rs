@@ -115,6 +115,17 @@ struct RunArgs {
     /// How closely each tree is fingerprinted around every arm. [default: metadata]
     #[arg(long, value_enum, value_name = "HOW")]
     guard: Option<GuardArg>,
+    /// Run the reference's program under this command, split shell-word style: an
+    /// emulator or translator such as `qemu-aarch64`, `arch -x86_64` or `wine`.
+    #[arg(long, value_name = "CMD ARGS")]
+    ref_runner: Option<String>,
+    /// Run the candidate's program under this command, split the same way.
+    #[arg(long, value_name = "CMD ARGS")]
+    cand_runner: Option<String>,
+    /// Run the reference under the candidate's runner too, so the runner's own
+    /// bugs fall on both arms alike.
+    #[arg(long, conflicts_with = "ref_runner")]
+    same_runner: bool,
     /// The name both arms see as their program's (argv[0]). Default: each arm's
     /// program file name, such as `du` for `old/du` and `new/du`.
     #[arg(long, value_name = "NAME")]
@@ -378,6 +389,9 @@ fn given(args: &RunArgs) -> Layer {
             .map(|guard| Given::flag("--guard", Guard::from(guard))),
         as_user: text("--as-user", &args.as_user),
         argv0: text("--argv0", &args.argv0),
+        ref_runner: text("--ref-runner", &args.ref_runner),
+        cand_runner: text("--cand-runner", &args.cand_runner),
+        same_runner: (args.same_runner).then(|| Given::flag("--same-runner", true)),
         env: Vec::new(),
     }
 }

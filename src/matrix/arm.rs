@@ -23,6 +23,50 @@ pub struct Arm {
     /// The binary the program is a copy of, when it is such a copy: the copy goes
     /// with the run, so a repro line makes its own.
     pub copied_from: Option<PathBuf>,
+    /// The command the program runs under (an emulator, a translator), if any.
+    pub runner: Option<Runner>,
+}
+
+/// A command an arm's program runs under: `qemu-aarch64`, `arch -x86_64`, `wine`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runner {
+    /// The runner's program by its absolute path, then its own arguments.
+    pub command: Vec<String>,
+    pub kind: RunnerKind,
+}
+
+/// What eqcheck knows of a runner, for passing the program its argv[0].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunnerKind {
+    /// qemu's user-mode emulators (`qemu-aarch64`, …): `-0 NAME` sets the argv[0]
+    /// the emulated program sees.
+    QemuUser,
+    /// Any other: the program sees the path it was given as its argv[0].
+    Other,
+}
+
+impl Runner {
+    /// A runner of this command (program already found).
+    pub fn new(command: Vec<String>) -> Runner {
+        let name = command.first().map(|p| file_name(p)).unwrap_or_default();
+        let kind = match name.starts_with("qemu-") {
+            true => RunnerKind::QemuUser,
+            false => RunnerKind::Other,
+        };
+        Runner { command, kind }
+    }
+}
+
+impl Arm {
+    /// The name the started process sees as its own: the program's argv[0], or,
+    /// under a runner, the runner's file name (the runner passes the program its
+    /// own).
+    pub fn spawned_as(&self) -> String {
+        match &self.runner {
+            Some(runner) => file_name(&runner.command[0]),
+            None => self.argv0.clone(),
+        }
+    }
 }
 
 /// A program's file name, the argv[0] it runs with unless told otherwise.
@@ -68,7 +112,8 @@ pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> V
         .common
         .iter()
         .filter(|word| !(placed_by_arm && *word == TREE_PLACEHOLDER));
-    arm.command
+    let program = arm
+        .command
         .iter()
         .chain(common)
         .chain(&set.args)
@@ -79,7 +124,18 @@ pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> V
             } else {
                 OsString::from(word)
             }
-        })
+        });
+    let Some(runner) = &arm.runner else {
+        return program.collect();
+    };
+    // Under qemu the program still runs by its argv[0], as it does natively.
+    let named: &[String] = match runner.kind {
+        RunnerKind::QemuUser => &["-0".to_string(), arm.argv0.clone()],
+        RunnerKind::Other => &[],
+    };
+    (runner.command.iter().chain(named))
+        .map(OsString::from)
+        .chain(program)
         .collect()
 }
 
@@ -116,12 +172,12 @@ pub struct Rebuild {
 /// own first: the same tree again with `rebuild` (unless the run kept it), and its
 /// own copy of a program the run ran as a copy (`copied_from`).
 pub fn repro(
+    arm: &Arm,
     argv: &[OsString],
-    argv0: &str,
     env: &ArmEnvironment,
     rebuild: Option<&Rebuild>,
-    copied_from: Option<&Path>,
 ) -> String {
+    let argv0 = arm.spawned_as();
     // First, so a rebuilt tree's folders get the modes the run's had.
     let mut words = vec!["umask 022 &&".to_string()];
     // Paths of the run's that stand in the arm's arguments, and the shell variable
@@ -136,9 +192,10 @@ pub fn repro(
         ));
         stand_ins.push((rebuild.root.to_string_lossy().into_owned(), "t"));
     }
-    let copy = argv.first().map(Path::new);
+    // The program, not a runner before it, is what the run copied.
+    let copy = arm.command.first().map(Path::new);
     if let (Some(original), Some(folder), Some(name)) = (
-        copied_from,
+        arm.copied_from.as_deref(),
         copy.and_then(Path::parent),
         copy.and_then(Path::file_name),
     ) {
@@ -181,7 +238,7 @@ pub fn repro(
     // environment (bash exports SHLVL to what it runs), and every Unix has it.
     if cfg!(unix) && !command.is_empty() {
         words.push("perl -e 'exec {shift} @ARGV or die \"$!\\n\"'".to_string());
-        command.insert(1, shell_words::quote(argv0).into_owned());
+        command.insert(1, shell_words::quote(&argv0).into_owned());
     }
     words.push(command.join(" "));
     words.push("</dev/null".to_string());
@@ -225,6 +282,7 @@ mod tests {
             argv0: file_name(words[0]),
             is_eqcheck: false,
             copied_from: None,
+            runner: None,
         };
         let tree = Path::new("/t/web");
         assert_eq!(
@@ -253,6 +311,37 @@ mod tests {
         assert_eq!(
             argv(&arm(&["w"]), &placed, &set(&["-s"]), tree),
             ["w", "-s", "--root=/t/web"]
+        );
+        let under = |runner: &[&str]| Arm {
+            argv0: "du".into(),
+            runner: Some(Runner::new(runner.iter().map(|s| s.to_string()).collect())),
+            ..arm(&["/b/du"])
+        };
+        assert_eq!(
+            argv(
+                &under(&["/usr/bin/qemu-aarch64"]),
+                &sets,
+                &set(&["-s"]),
+                tree
+            ),
+            [
+                "/usr/bin/qemu-aarch64",
+                "-0",
+                "du",
+                "/b/du",
+                "-c",
+                "-s",
+                "/t/web"
+            ]
+        );
+        let wine = under(&["/usr/bin/wine"]);
+        assert_eq!(
+            argv(&wine, &sets, &set(&["-s"]), tree),
+            ["/usr/bin/wine", "/b/du", "-c", "-s", "/t/web"]
+        );
+        assert_eq!(
+            (wine.spawned_as(), under(&["/a/qemu-x86_64"]).spawned_as()),
+            ("wine".into(), "qemu-x86_64".into())
         );
     }
 

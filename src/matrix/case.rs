@@ -47,7 +47,7 @@ pub(super) fn run_case(
                 };
                 let ran = exec::run_arm(
                     &ref_argv,
-                    &arms.reference.argv0,
+                    &arms.reference.spawned_as(),
                     arms.env,
                     dir,
                     &name("reference"),
@@ -56,7 +56,7 @@ pub(super) fn run_case(
                 moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Reference, &case.id)));
                 let ran = exec::run_arm(
                     &cand_argv,
-                    &arms.candidate.argv0,
+                    &arms.candidate.spawned_as(),
                     arms.env,
                     dir,
                     &name("candidate"),
@@ -148,7 +148,7 @@ fn arm_run(
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        repro: arm::repro(argv, &arm.argv0, env, rebuild, arm.copied_from.as_deref()),
+        repro: arm::repro(arm, argv, env, rebuild),
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,

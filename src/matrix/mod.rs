@@ -340,6 +340,7 @@ fn arm_info(arm: &Arm, ran: &Arm, user: &str) -> ArmInfo {
         sha256,
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),
         user: user.to_string(),
+        runner: arm.runner.as_ref().map(|r| r.command.clone()),
     }
 }
 

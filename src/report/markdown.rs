@@ -90,15 +90,19 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
 }
 
 fn arms(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "| Arm | Command | sha256 | Ran as |")?;
-    writeln!(out, "|---|---|---|---|")?;
+    writeln!(out, "| Arm | Command | Run under | sha256 | Ran as |")?;
+    writeln!(out, "|---|---|---|---|---|")?;
     let row = |name: &str, arm: &ArmInfo| {
         let sha = match &arm.sha256 {
             Some(sha) => code(&sha[..sha.len().min(SHA256_SHOWN)]),
             None => "program not found".to_string(),
         };
+        let runner = match &arm.runner {
+            Some(runner) => cell(&code(&shell_words::join(runner))),
+            None => "(as it is)".to_string(),
+        };
         format!(
-            "| {name} | {} | {sha} | {} |",
+            "| {name} | {} | {runner} | {sha} | {} |",
             cell(&code(&shell_words::join(&arm.command))),
             cell(&plain(&arm.user))
         )

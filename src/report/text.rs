@@ -111,6 +111,9 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         ("candidate", &outcome.candidate),
     ] {
         writeln!(out, "{name}: {}", shell_words::join(&arm.command))?;
+        if let Some(runner) = &arm.runner {
+            writeln!(out, "  run under: {}", shell_words::join(runner))?;
+        }
         if let Some(note) = summary::copy_note(arm) {
             writeln!(out, "  {note}")?;
         }

@@ -79,6 +79,9 @@ struct Written {
     guard: Option<Spanned<Guard>>,
     as_user: Option<Spanned<UserName>>,
     argv0: Option<Spanned<String>>,
+    ref_runner: Option<Spanned<String>>,
+    cand_runner: Option<Spanned<String>>,
+    same_runner: Option<Spanned<bool>>,
     env: Option<BTreeMap<Spanned<String>, String>>,
 }
 
@@ -137,6 +140,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
             .map(given("trees"))
             .collect(),
         argv0: written.argv0.map(given("argv0")),
+        ref_runner: written.ref_runner.map(given("ref_runner")),
+        cand_runner: written.cand_runner.map(given("cand_runner")),
+        same_runner: (written.same_runner).map(|v| spanned(path, text, "same_runner", v)),
         timeout: written.timeout.map(|v| spanned(path, text, "timeout", v)),
         runs: written.runs.map(|v| spanned(path, text, "runs", v)),
         jobs: written.jobs.map(|v| spanned(path, text, "jobs", v)),

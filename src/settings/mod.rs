@@ -128,6 +128,11 @@ pub struct Layer {
     pub as_user: Option<Given<String>>,
     /// The argv[0] both arms run with, instead of the program's file name.
     pub argv0: Option<Given<String>>,
+    /// The commands the reference's and the candidate's programs run under.
+    pub ref_runner: Option<Given<String>>,
+    pub cand_runner: Option<Given<String>>,
+    /// The reference runs under the candidate's runner too.
+    pub same_runner: Option<Given<bool>>,
     /// Overrides for both arms, over the pinned environment and the flag-set file's.
     pub env: Vec<(Given<String>, String)>,
 }
@@ -187,6 +192,9 @@ pub fn merge(given: Layer, file: Layer, mode: RunMode) -> Layer {
         guard: given.guard.or(file.guard),
         as_user: given.as_user.or(file_user),
         argv0: given.argv0.or(file.argv0),
+        ref_runner: given.ref_runner.or(file.ref_runner),
+        cand_runner: given.cand_runner.or(file.cand_runner),
+        same_runner: given.same_runner.or(file.same_runner),
         // A later value for a name wins when the arms' environment is set.
         env: file.env.into_iter().chain(given.env).collect(),
     }

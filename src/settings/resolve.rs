@@ -13,7 +13,7 @@ mod flag_sets;
 use super::{user, Given, Guard, Layer, Origin, RunMode};
 use crate::fixtures::{self, fingerprint};
 use crate::flagset;
-use crate::matrix::arm::{self, Arm};
+use crate::matrix::arm::{self, Arm, Runner};
 use crate::matrix::{Matrix, TreeSource};
 use crate::outcome::Partition;
 
@@ -91,17 +91,8 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
     let argv0 = (options.argv0.as_ref())
         .map(|given| program_name(given).map(Some))
         .unwrap_or_else(|| Ok(flag_sets.argv0.clone()))?;
-    match argv0 {
-        Some(name) => {
-            reference.argv0.clone_from(&name);
-            candidate.argv0 = name;
-        }
-        None if reference.argv0 != candidate.argv0 => warnings.push(format!(
-            "the arms run as `{}` and `{}` (their programs' file names), so lines that name the program differ; set one name with --argv0 or `argv0` in eqcheck.toml or the flag-set file",
-            reference.argv0, candidate.argv0
-        )),
-        None => {}
-    }
+    name_arms(argv0, &mut reference, &mut candidate, &mut warnings);
+    (reference.runner, candidate.runner) = runners(options)?;
     let user = user::arm_user(options.as_user.as_ref(), extras.mode.as_root)?;
     for (tree, given) in trees.iter().zip(&options.trees) {
         reachable(tree, given, &user)?;
@@ -162,6 +153,51 @@ fn arms(options: &Layer, self_check: bool) -> Result<(Arm, Arm), SettingsError> 
     }
 }
 
+/// Gives both arms the argv[0] the options or the flag-set file name, or warns
+/// when their own differ.
+fn name_arms(
+    argv0: Option<String>,
+    reference: &mut Arm,
+    candidate: &mut Arm,
+    warnings: &mut Vec<String>,
+) {
+    match argv0 {
+        Some(name) => {
+            reference.argv0.clone_from(&name);
+            candidate.argv0 = name;
+        }
+        None if reference.argv0 != candidate.argv0 => warnings.push(format!(
+            "the arms run as `{}` and `{}` (their programs' file names), so lines that name the program differ; set one name with --argv0 or `argv0` in eqcheck.toml or the flag-set file",
+            reference.argv0, candidate.argv0
+        )),
+        None => {}
+    }
+}
+
+/// The runners of the reference and the candidate; `--same-runner` gives the
+/// candidate's to both.
+fn runners(options: &Layer) -> Result<(Option<Runner>, Option<Runner>), SettingsError> {
+    let candidate = options.cand_runner.as_ref().map(runner).transpose()?;
+    let same = options.same_runner.as_ref().filter(|given| given.value);
+    match (same, &options.ref_runner) {
+        (Some(same), Some(_)) => Err(SettingsError::at(
+            same,
+            "runs the reference under the candidate's runner: give no reference runner besides"
+                .into(),
+        )),
+        (Some(same), None) if candidate.is_none() => Err(SettingsError::at(
+            same,
+            "there is no candidate runner to share: give --cand-runner or `cand_runner`".into(),
+        )),
+        (Some(_), None) => Ok((candidate.clone(), candidate)),
+        (None, reference) => Ok((reference.as_ref().map(runner).transpose()?, candidate)),
+    }
+}
+
+fn runner(given: &Given<String>) -> Result<Runner, SettingsError> {
+    command(given).map(Runner::new)
+}
+
 /// One arm without the other: said at the file when the file gave the only one.
 fn half_arms(one: &Given<String>, options: &Layer) -> SettingsError {
     let (has, lacks, flag) = match options.reference.is_some() {
@@ -212,14 +248,28 @@ fn default_arms() -> Result<(Arm, Arm), SettingsError> {
         argv0: "eqcheck".into(),
         is_eqcheck: true,
         copied_from: None,
+        runner: None,
     };
     Ok((engine("reference"), engine("fast")))
 }
 
 /// An arm's command: split once, shell-word style, its program found as it will
-/// be run. A relative program path with a folder part starts where the command
-/// was written (a config's folder); a bare name is looked up on PATH.
+/// be run.
 fn arm(given: &Given<String>) -> Result<Arm, SettingsError> {
+    let command = command(given)?;
+    Ok(Arm {
+        argv0: arm::file_name(&command[0]),
+        command,
+        is_eqcheck: false,
+        copied_from: None,
+        runner: None,
+    })
+}
+
+/// A command split once, shell-word style, its program found as it will be run. A
+/// relative program path with a folder part starts where the command was written (a
+/// config's folder); a bare name is looked up on PATH.
+fn command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
     let mut command = shell_words::split(&given.value)
         .map_err(|e| SettingsError::at(given, format!("cannot split `{}`: {e}", given.value)))?;
     let Some(program) = command.first_mut() else {
@@ -240,17 +290,11 @@ fn arm(given: &Given<String>) -> Result<Arm, SettingsError> {
         };
         SettingsError::at(given, format!("program `{program}` {why}"))
     })?;
-    let argv0 = arm::file_name(program);
     *program = std::path::absolute(&found)
         .unwrap_or(found)
         .to_string_lossy()
         .into_owned();
-    Ok(Arm {
-        command,
-        argv0,
-        is_eqcheck: false,
-        copied_from: None,
-    })
+    Ok(command)
 }
 
 /// A program name both arms run with (`argv0`), checked as a flag-set file's is.

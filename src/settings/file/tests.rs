@@ -42,6 +42,9 @@ jobs = 4
 guard = "content"
 as_user = 1000
 argv0 = "du"
+ref_runner = "qemu-x86_64"
+cand_runner = "qemu-aarch64 -L /sysroot"
+same_runner = false
 [env]
 RUST_BACKTRACE = "0"
 BLOCK_SIZE = "1K"
@@ -61,9 +64,12 @@ BLOCK_SIZE = "1K"
         guard: Some(at(9, 9, "guard", Guard::Content)),
         as_user: Some(at(10, 11, "as_user", "1000".into())),
         argv0: Some(at(11, 9, "argv0", "du".into())),
+        ref_runner: Some(at(12, 14, "ref_runner", "qemu-x86_64".into())),
+        cand_runner: Some(at(13, 15, "cand_runner", "qemu-aarch64 -L /sysroot".into())),
+        same_runner: Some(at(14, 15, "same_runner", false)),
         env: vec![
-            (at(14, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
-            (at(13, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
+            (at(17, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
+            (at(16, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
         ],
     };
     assert_eq!(parsed("eqcheck.toml", text), expected);
