@@ -18,6 +18,9 @@ pub struct RunOutcome {
     /// The shard of the matrix this run ran (`--partition`); none for a whole run.
     #[serde(default)]
     pub shard: Option<Shard>,
+    /// The machine the arms ran on.
+    #[serde(default)]
+    pub host: Option<Host>,
     pub reference: ArmInfo,
     pub candidate: ArmInfo,
     /// The project config (`eqcheck.toml`) the run read, if any.
@@ -36,6 +39,19 @@ pub struct RunOutcome {
     /// Every normalizer rule of the flag-set file and how much it fired.
     pub rules: Vec<RuleAudit>,
     pub cases: Vec<CaseOutcome>,
+}
+
+/// The machine a run was on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Host {
+    /// `linux`, `macos`, `windows`, … (Rust's `std::env::consts::OS`).
+    pub os: String,
+    /// The kernel's name and release (`uname`), where known.
+    pub kernel: Option<String>,
+    /// `x86_64`, `aarch64`, … (Rust's `std::env::consts::ARCH`).
+    pub architecture: String,
+    /// eqcheck itself runs translated (under Rosetta 2).
+    pub translated: bool,
 }
 
 /// The part of the matrix one CI job runs, and the whole matrix it is part of.
@@ -139,6 +155,23 @@ pub struct ArmInfo {
     /// program by absolute path; none when it ran as it is.
     #[serde(default)]
     pub runner: Option<Vec<String>>,
+    /// The program file's size in bytes.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// The architecture its ELF, Mach-O or PE header names (`x86_64`, `aarch64`,
+    /// `universal: x86_64, aarch64`); none for a script or an unknown format.
+    #[serde(default)]
+    pub architecture: Option<String>,
+    /// The first line its `--version` printed, where it has one.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// It ran translated: under a runner, by Rosetta 2, or built for another
+    /// architecture than the machine's.
+    #[serde(default)]
+    pub translated: bool,
+    /// How it ran, in words: `native`, `translated (under qemu-aarch64)`, …
+    #[serde(default)]
+    pub execution: String,
 }
 
 /// A normalizer rule and how often it changed something over the whole run.
@@ -173,6 +206,9 @@ pub struct TreeInfo {
     /// `FILE:LINE: PATH: reason`; nothing is left out silently.
     pub skipped: Vec<String>,
     pub counts: TreeCounts,
+    /// The file system the tree is on (`ext2/3/4`, `apfs`, …), where it can be told.
+    #[serde(default)]
+    pub file_system: Option<String>,
     /// How many times the tree was fingerprinted to guard it (0 with the guard off).
     pub fingerprints: usize,
 }

@@ -281,11 +281,17 @@ fn keep_leaves_the_built_tree_and_says_where() {
         .output();
     assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
+    // `built and kept on FILE-SYSTEM at PATH`, the path last.
+    let after = text
         .lines()
-        .find(|l| l.contains("built and kept at "))
+        .find_map(|l| l.split_once("built and kept").map(|(_, after)| after))
         .unwrap_or_else(|| panic!("{out}"));
-    let kept = PathBuf::from(line.rsplit("built and kept at ").next().unwrap());
+    let kept = PathBuf::from(
+        after
+            .split_once(" at ")
+            .unwrap_or_else(|| panic!("{out}"))
+            .1,
+    );
     assert!(kept.join("src/main.rs").is_file(), "{out}");
     assert_eq!(
         entries_of(tmp.path()),

@@ -251,8 +251,11 @@ fn a_tree_given_by_path_is_compared_and_left_as_it_was() {
     ]);
     assert_exit(&out, 0);
     assert_eq!(before, snapshot(&root), "the given tree changed");
+    let given = format!(" at {}", root.display());
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("given at"),
+        text.lines()
+            .any(|l| l.contains(", given") && l.ends_with(&given)),
         "{out}"
     );
 }

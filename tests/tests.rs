@@ -12,6 +12,7 @@ mod flagsets;
 mod guard;
 mod guide;
 mod hardening;
+mod identity;
 mod probe;
 mod project;
 mod reports;

@@ -8,6 +8,7 @@ mod case;
 pub mod compare;
 pub mod exec;
 mod guard;
+pub mod identity;
 pub mod plan;
 mod scratch;
 
@@ -21,7 +22,7 @@ use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, CaseOutcome, Partition, Progress, RuleAudit, RunOutcome, Shard, TreeInfo,
+    ArmInfo, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome, Shard, TreeInfo,
     SCHEMA_VERSION,
 };
 use arm::Arm;
@@ -151,12 +152,14 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         runner.tree(source, &cases, &dir, &mut found)?;
     }
     let user = matrix.user.describe();
+    let host = identity::host();
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
         eqcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         shard: matrix.partition.map(|partition| Shard { partition, plan }),
-        reference: arm_info(&matrix.reference, &reference, &user),
-        candidate: arm_info(&matrix.candidate, &candidate, &user),
+        reference: arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout),
+        candidate: arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout),
+        host: Some(host),
         config: matrix.config.clone(),
         flag_sets: matrix.flag_sets.file.clone(),
         runs: arms.runs,
@@ -233,6 +236,7 @@ impl Runner<'_> {
             built: built.is_some(),
             kept: matrix.keep && built.is_some(),
             counts: baseline.counts,
+            file_system: crate::walk::file_system::name(&root),
             fingerprints: match matrix.guard {
                 Some(_) => 1 + 2 * planned.len() * self.arms.runs,
                 None => 1,
@@ -325,22 +329,33 @@ fn audit(flag_sets: &FlagSetFile, cases: &[CaseOutcome]) -> Vec<RuleAudit> {
         .collect()
 }
 
-/// The arm as the report names it: its command, the file that ran and its sha256,
-/// and the copy that ran in its place when the arm user could not reach it.
-fn arm_info(arm: &Arm, ran: &Arm, user: &str) -> ArmInfo {
+/// The arm as the report names it: its command, the file that ran (size, sha256,
+/// architecture, version), how it ran, and the copy that ran in its place when the
+/// arm user could not reach it.
+fn arm_info(arm: &Arm, ran: &Arm, user: &str, host: &Host, timeout: Duration) -> ArmInfo {
     let binary = arm.command.first().and_then(|p| arm::locate_program(p));
     let sha256 = binary
         .as_deref()
         .and_then(|b| compare::digest_file(b).ok())
         .map(|d| d.iter().map(|b| format!("{b:02x}")).collect());
+    let architecture = binary.as_deref().and_then(identity::architecture);
+    let (translated, execution) = identity::execution(arm, architecture.as_deref(), host);
     ArmInfo {
         command: arm.command.clone(),
         argv0: ran.argv0.clone(),
+        size: binary
+            .as_deref()
+            .and_then(|b| std::fs::metadata(b).ok())
+            .map(|m| m.len()),
         binary: binary.map(|b| b.display().to_string()),
         sha256,
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),
         user: user.to_string(),
         runner: arm.runner.as_ref().map(|r| r.command.clone()),
+        version: identity::version(arm, timeout),
+        architecture,
+        translated,
+        execution,
     }
 }
 

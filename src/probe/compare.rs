@@ -373,41 +373,7 @@ fn restat_ctime(path: &Path) -> Option<Value> {
     fields.ctime.map(|t| Value::Time(t.value))
 }
 
-/// The `statfs` magic of the file system a path is on.
-#[cfg(target_os = "linux")]
-// `f_type` is as wide as a C long: i64 on 64-bit targets, i32 on 32-bit ones.
-#[allow(clippy::useless_conversion)]
-pub fn file_system_magic(path: &Path) -> Option<i64> {
-    rustix::fs::statfs(path).ok().map(|s| i64::from(s.f_type))
-}
-
-/// Elsewhere file systems are not told apart by magic.
-#[cfg(not(target_os = "linux"))]
-pub fn file_system_magic(_path: &Path) -> Option<i64> {
-    None
-}
-
-/// A file system's name from its magic, for the report.
-pub fn file_system_name(magic: i64) -> String {
-    let known = [
-        (0xef53, "ext2/3/4"),
-        (0x5846_5342, "xfs"),
-        (0x9123_683e, "btrfs"),
-        (0x0102_1994, "tmpfs"),
-        (0x794c_7630, "overlay"),
-        (0x2011_bab0, "exfat"),
-        (0x4d44, "vfat"),
-        (0x7371_7368, "squashfs"),
-        (0x6573_5546, "fuse"),
-        (0x6969, "nfs"),
-        (0x5346_544e, "ntfs"),
-        (0x0102_1997, "9p"),
-    ];
-    match known.iter().find(|(m, _)| *m == magic) {
-        Some((_, name)) => name.to_string(),
-        None => format!("magic {magic:#x}"),
-    }
-}
+pub use crate::walk::file_system::{magic as file_system_magic, name_of_magic as file_system_name};
 
 #[cfg(test)]
 mod tests {

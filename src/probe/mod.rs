@@ -98,7 +98,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
     let mut probe = TreeProbe {
         name: name.to_string(),
         path: root.display().to_string(),
-        file_system: compare::file_system_magic(root).map(compare::file_system_name),
+        file_system: walk::file_system::name(root),
         entries: 0,
         found: Comparison::default(),
         census: None,

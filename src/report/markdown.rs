@@ -14,9 +14,6 @@ use crate::outcome::{ArmInfo, ArmRun, CaseOutcome, RunOutcome, StreamVerdict, Ve
 /// characters, and a longer diff is read in the terminal or JSON report anyway.
 const DIFF_LINES_SHOWN: usize = 400;
 
-/// Hex digits of an arm's sha256 shown: enough to tell two builds apart.
-const SHA256_SHOWN: usize = 12;
-
 pub fn write(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     write_with(outcome, out, true)
 }
@@ -36,6 +33,7 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
     writeln!(out)?;
     let mut facts = vec![format!("flag sets: {}", code(&outcome.flag_sets))];
     facts.extend(summary::shard_note(outcome));
+    facts.extend(summary::host_note(outcome).map(|host| format!("host: {}", plain(&host))));
     if outcome.runs > 1 {
         facts.push(format!("each arm ran each case {} times", outcome.runs));
     }
@@ -90,19 +88,23 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
 }
 
 fn arms(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "| Arm | Command | Run under | sha256 | Ran as |")?;
+    writeln!(out, "| Arm | Command | Program | Ran | Ran as |")?;
     writeln!(out, "|---|---|---|---|---|")?;
     let row = |name: &str, arm: &ArmInfo| {
-        let sha = match &arm.sha256 {
-            Some(sha) => code(&sha[..sha.len().min(SHA256_SHOWN)]),
+        let program = match summary::program_note(arm) {
+            Some(note) => cell(&plain(&note)),
             None => "program not found".to_string(),
         };
-        let runner = match &arm.runner {
-            Some(runner) => cell(&code(&shell_words::join(runner))),
-            None => "(as it is)".to_string(),
+        let ran = match &arm.runner {
+            Some(runner) => format!(
+                "{} under {}",
+                cell(&plain(&arm.execution)),
+                cell(&code(&shell_words::join(runner)))
+            ),
+            None => cell(&plain(&arm.execution)),
         };
         format!(
-            "| {name} | {} | {runner} | {sha} | {} |",
+            "| {name} | {} | {program} | {ran} | {} |",
             cell(&code(&shell_words::join(&arm.command))),
             cell(&plain(&arm.user))
         )

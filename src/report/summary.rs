@@ -3,7 +3,7 @@
 //! case and its verdict are named. Kept in one place so a PR comment and the
 //! terminal never disagree on a number or a word.
 
-use crate::outcome::{ArmInfo, Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
+use crate::outcome::{thousands, ArmInfo, Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
 
 /// The summary table's columns: the tree, its case count, then one per verdict
 /// kind in the order of [`VerdictKind::ALL`].
@@ -147,6 +147,42 @@ pub fn runs_list(runs: &[usize]) -> String {
     } else {
         shown.join(", ")
     }
+}
+
+/// `x86_64, 1,234,567 bytes, sha256 0a1b2c3d4e5f…, version: du (GNU coreutils) 9.1`:
+/// which build an arm's program is; none when its file was not found.
+pub fn program_note(arm: &ArmInfo) -> Option<String> {
+    let sha = arm.sha256.as_deref()?;
+    let mut parts = vec![arm
+        .architecture
+        .clone()
+        .unwrap_or("architecture unknown".into())];
+    if let Some(size) = arm.size {
+        parts.push(format!("{} bytes", thousands(size)));
+    }
+    parts.push(format!("sha256 {}…", &sha[..sha.len().min(12)]));
+    if let Some(version) = &arm.version {
+        parts.push(format!("version: {version}"));
+    }
+    Some(parts.join(", "))
+}
+
+/// `linux (Linux 6.1.0), x86_64`: the machine a run was on.
+pub fn host_note(outcome: &RunOutcome) -> Option<String> {
+    let host = outcome.host.as_ref()?;
+    let kernel = host
+        .kernel
+        .as_ref()
+        .map(|k| format!(" ({k})"))
+        .unwrap_or_default();
+    let translated = match host.translated {
+        true => ", eqcheck itself translated by Rosetta 2",
+        false => "",
+    };
+    Some(format!(
+        "{}{kernel}, {}{translated}",
+        host.os, host.architecture
+    ))
 }
 
 /// `ran a copy: PATH (of FILE, sha256 …)` for an arm whose program the arm user

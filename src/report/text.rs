@@ -111,8 +111,14 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         ("candidate", &outcome.candidate),
     ] {
         writeln!(out, "{name}: {}", shell_words::join(&arm.command))?;
+        if let Some(program) = summary::program_note(arm) {
+            writeln!(out, "  program: {program}")?;
+        }
         if let Some(runner) = &arm.runner {
             writeln!(out, "  run under: {}", shell_words::join(runner))?;
+        }
+        if !arm.execution.is_empty() {
+            writeln!(out, "  ran: {}", arm.execution)?;
         }
         if let Some(note) = summary::copy_note(arm) {
             writeln!(out, "  {note}")?;
@@ -131,6 +137,9 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
     if outcome.self_check {
         writeln!(out, "self-check: the reference ran against itself")?;
     }
+    if let Some(host) = summary::host_note(outcome) {
+        writeln!(out, "host: {host}")?;
+    }
     writeln!(out, "arms ran as: {}", outcome.arms_ran_as)
 }
 
@@ -148,9 +157,13 @@ fn trees(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         };
+        // The path comes last, to be copied whole.
+        let on = (tree.file_system.as_ref())
+            .map(|fs| format!(" on {fs}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "{}: {} entries ({} files, {} folders, {} symlinks{other}), {origin} at {}",
+            "{}: {} entries ({} files, {} folders, {} symlinks{other}), {origin}{on} at {}",
             tree.name,
             thousands(c.entries),
             thousands(c.files),

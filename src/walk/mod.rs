@@ -11,6 +11,7 @@
 mod census;
 pub mod du;
 mod fast;
+pub mod file_system;
 pub mod folder;
 mod quote;
 mod reference;

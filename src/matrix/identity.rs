@@ -1,0 +1,267 @@
+//! What exactly an arm ran, and how, for the reports: the program's file (path,
+//! size, sha256), the architecture its ELF, Mach-O or PE header names (read with
+//! the `object` crate), the first line its `--version` prints, and whether it ran
+//! natively or translated (under a runner, by Rosetta 2, or built for another
+//! architecture than this machine's); and the machine itself (OS, kernel,
+//! architecture). Emulators have bugs of their own, so a report must say this.
+
+use std::path::Path;
+use std::time::Duration;
+
+use object::read::macho::FatArch;
+use object::Object;
+
+use super::arm::Arm;
+use crate::outcome::Host;
+
+/// The longest `--version` may take; the arm's own timeout when shorter.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The architecture a program file is built for, as its header names it; a
+/// universal Mach-O names each of its slices (`universal: x86_64, aarch64`).
+pub fn architecture(program: &Path) -> Option<String> {
+    let data = std::fs::read(program).ok()?;
+    architecture_of(&data)
+}
+
+/// The architecture of a program file's bytes.
+pub fn architecture_of(data: &[u8]) -> Option<String> {
+    let arches: Vec<object::Architecture> = match object::FileKind::parse(data).ok()? {
+        object::FileKind::MachOFat32 => fat_arches::<object::macho::FatArch32>(data)?,
+        object::FileKind::MachOFat64 => fat_arches::<object::macho::FatArch64>(data)?,
+        _ => vec![object::File::parse(data).ok()?.architecture()],
+    };
+    let names: Vec<&str> = arches.into_iter().map(name).collect();
+    match names.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => Some(format!("universal: {}", names.join(", "))),
+    }
+}
+
+fn fat_arches<Fat: FatArch>(data: &[u8]) -> Option<Vec<object::Architecture>> {
+    let fat = object::read::macho::MachOFatFile::<Fat>::parse(data).ok()?;
+    Some(
+        fat.arches()
+            .iter()
+            .map(|arch| arch.architecture())
+            .collect(),
+    )
+}
+
+/// An architecture as Rust's target names spell it (`std::env::consts::ARCH`).
+fn name(arch: object::Architecture) -> &'static str {
+    use object::Architecture as A;
+    match arch {
+        A::X86_64 | A::X86_64_X32 => "x86_64",
+        A::I386 => "x86",
+        A::Aarch64 | A::Aarch64_Ilp32 => "aarch64",
+        A::Arm => "arm",
+        A::Riscv32 => "riscv32",
+        A::Riscv64 => "riscv64",
+        A::PowerPc => "powerpc",
+        A::PowerPc64 => "powerpc64",
+        A::S390x => "s390x",
+        A::Mips => "mips",
+        A::Mips64 | A::Mips64_N32 => "mips64",
+        A::LoongArch64 => "loongarch64",
+        A::Sparc64 => "sparc64",
+        A::Wasm32 => "wasm32",
+        _ => "other",
+    }
+}
+
+/// How an arm ran, in a few words: `native`, `translated (under qemu-aarch64)`,
+/// `translated (Rosetta 2)`, or `translated (built for aarch64, this machine is
+/// x86_64)`.
+pub fn execution(arm: &Arm, architecture: Option<&str>, host: &Host) -> (bool, String) {
+    if let Some(runner) = &arm.runner {
+        let name = super::arm::file_name(&runner.command[0]);
+        return (true, format!("translated (under {name})"));
+    }
+    let foreign = architecture.is_some_and(|arch| {
+        !arch
+            .split([':', ',', ' '])
+            .any(|part| part == host.architecture)
+    });
+    match (foreign, cfg!(target_os = "macos")) {
+        // A binary only for x86_64 on an Apple silicon Mac runs under Rosetta 2.
+        (true, true) if host.architecture == "aarch64" => (true, "translated (Rosetta 2)".into()),
+        (true, _) => (
+            true,
+            format!(
+                "translated (built for {}, this machine is {})",
+                architecture.unwrap_or("?"),
+                host.architecture
+            ),
+        ),
+        (false, _) if host.translated => (
+            true,
+            "translated (eqcheck itself runs under Rosetta 2)".into(),
+        ),
+        (false, _) => (false, "native".into()),
+    }
+}
+
+/// The first line the program prints for `--version` (under its runner), if it
+/// prints one and exits 0 within the timeout; never part of the comparison.
+pub fn version(arm: &Arm, timeout: Duration) -> Option<String> {
+    let runner = arm
+        .runner
+        .as_ref()
+        .map(|r| r.command.clone())
+        .unwrap_or_default();
+    let mut words = runner.into_iter().chain([arm.command.first()?.clone()]);
+    let program = words.next()?;
+    let args: Vec<String> = words.chain(["--version".to_string()]).collect();
+    let handle = duct::cmd(program, args)
+        .stdin_null()
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .start()
+        .ok()?;
+    let output = match handle.wait_timeout(timeout.min(VERSION_TIMEOUT)) {
+        Ok(Some(output)) => output.clone(),
+        _ => {
+            let _ = handle.kill();
+            return None;
+        }
+    };
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(200).collect())
+}
+
+/// The machine the run is on.
+pub fn host() -> Host {
+    Host {
+        os: std::env::consts::OS.to_string(),
+        kernel: kernel(),
+        architecture: std::env::consts::ARCH.to_string(),
+        translated: runs_translated(),
+    }
+}
+
+#[cfg(unix)]
+fn kernel() -> Option<String> {
+    let uname = rustix::system::uname();
+    Some(format!(
+        "{} {}",
+        uname.sysname().to_string_lossy(),
+        uname.release().to_string_lossy()
+    ))
+}
+
+#[cfg(not(unix))]
+fn kernel() -> Option<String> {
+    None
+}
+
+/// Whether eqcheck itself runs translated: `sysctl.proc_translated` on macOS.
+#[cfg(target_os = "macos")]
+fn runs_translated() -> bool {
+    let mut value: libc::c_int = 0;
+    let mut size = std::mem::size_of::<libc::c_int>();
+    // SAFETY: the name is NUL-terminated, and value and size describe an int we own.
+    let found = unsafe {
+        libc::sysctlbyname(
+            c"sysctl.proc_translated".as_ptr(),
+            (&mut value as *mut libc::c_int).cast(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    found == 0 && value == 1
+}
+
+#[cfg(not(target_os = "macos"))]
+fn runs_translated() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_very_test_binary_is_built_for_this_machine() {
+        let me = std::env::current_exe().unwrap();
+        assert_eq!(architecture(&me).as_deref(), Some(std::env::consts::ARCH));
+        assert_eq!(architecture_of(b"#!/bin/sh\necho hi\n"), None);
+        assert_eq!(architecture_of(&[]), None);
+    }
+
+    /// A minimal header of each format, as the formats lay them out.
+    #[test]
+    fn elf_mach_o_and_pe_headers_name_their_architecture() {
+        // ELF64, little-endian, EM_AARCH64 (183).
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        (elf[4], elf[5], elf[6]) = (2, 1, 1);
+        elf[16] = 2; // ET_EXEC
+        elf[18..20].copy_from_slice(&183u16.to_le_bytes());
+        elf[20..24].copy_from_slice(&1u32.to_le_bytes());
+        elf[52..54].copy_from_slice(&64u16.to_le_bytes()); // e_ehsize
+        assert_eq!(architecture_of(&elf).as_deref(), Some("aarch64"));
+        // ELF32, EM_386 (3).
+        let mut elf32 = vec![0u8; 52];
+        elf32[..4].copy_from_slice(b"\x7fELF");
+        (elf32[4], elf32[5], elf32[6]) = (1, 1, 1);
+        elf32[16] = 2;
+        elf32[18..20].copy_from_slice(&3u16.to_le_bytes());
+        elf32[20..24].copy_from_slice(&1u32.to_le_bytes());
+        elf32[40..42].copy_from_slice(&52u16.to_le_bytes());
+        assert_eq!(architecture_of(&elf32).as_deref(), Some("x86"));
+        // Mach-O 64, CPU_TYPE_X86_64 (0x01000007), no load commands.
+        let mut macho = Vec::new();
+        for word in [0xfeed_facfu32, 0x0100_0007, 3, 2, 0, 0, 0, 0] {
+            macho.extend(word.to_le_bytes());
+        }
+        assert_eq!(architecture_of(&macho).as_deref(), Some("x86_64"));
+        // PE32+ for AMD64 (0x8664): a DOS header pointing at the PE header.
+        let mut pe = vec![0u8; 0x200];
+        pe[..2].copy_from_slice(b"MZ");
+        pe[0x3c..0x40].copy_from_slice(&0x80u32.to_le_bytes());
+        pe[0x80..0x84].copy_from_slice(b"PE\0\0");
+        pe[0x84..0x86].copy_from_slice(&0x8664u16.to_le_bytes());
+        pe[0x94..0x96].copy_from_slice(&240u16.to_le_bytes()); // optional header size
+        pe[0x98..0x9a].copy_from_slice(&0x20bu16.to_le_bytes()); // PE32+ magic
+        pe[0x98 + 108..0x98 + 112].copy_from_slice(&16u32.to_le_bytes()); // data dirs
+        assert_eq!(architecture_of(&pe).as_deref(), Some("x86_64"));
+    }
+
+    #[test]
+    fn a_foreign_binary_or_a_runner_is_translated() {
+        let host = Host {
+            os: "linux".into(),
+            kernel: None,
+            architecture: "x86_64".into(),
+            translated: false,
+        };
+        let arm = |runner: Option<&str>| Arm {
+            command: vec!["/b/walker".into()],
+            argv0: "walker".into(),
+            is_eqcheck: false,
+            copied_from: None,
+            runner: runner.map(|r| super::super::arm::Runner::new(vec![r.into()])),
+        };
+        assert_eq!(
+            execution(&arm(None), Some("x86_64"), &host),
+            (false, "native".into())
+        );
+        assert_eq!(execution(&arm(None), None, &host), (false, "native".into()));
+        assert!(execution(&arm(None), Some("aarch64"), &host).0);
+        assert!(
+            execution(&arm(None), Some("universal: aarch64, x86_64"), &host)
+                == (false, "native".into())
+        );
+        assert_eq!(
+            execution(&arm(Some("/usr/bin/qemu-aarch64")), Some("aarch64"), &host),
+            (true, "translated (under qemu-aarch64)".into())
+        );
+    }
+}
