@@ -100,7 +100,8 @@ pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<
 }
 
 /// Lists every operand with the chosen engine, with the census of what the listing
-/// typed and statted where the engine counts it (the fast engine on Linux).
+/// typed and statted where the engine counts it (the fast engine on Linux and
+/// Windows).
 pub fn list_counted(
     engine: Engine,
     operands: &[OsString],
@@ -112,9 +113,10 @@ pub fn list_counted(
     }
 }
 
-/// Whether `engine` counts a census of its listing: the fast engine on Linux.
+/// Whether `engine` counts a census of its listing: the fast engine on Linux and
+/// Windows.
 pub fn counts_census(engine: Engine) -> bool {
-    cfg!(target_os = "linux") && engine == Engine::Fast
+    cfg!(any(target_os = "linux", windows)) && engine == Engine::Fast
 }
 
 /// Raises the soft limit on open descriptors to the hard one, once per process.

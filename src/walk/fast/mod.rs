@@ -1,7 +1,8 @@
 //! The fast engine: each platform's best listing call, with the stat fields taken
-//! from the listing where it can. Linux has its own engine; macOS and Windows run
-//! the reference listing until their bulk-listing engines land, so `walk --engine
-//! fast` works everywhere and compares equal there by construction.
+//! from the listing where it can. Linux has its own engine; Windows lists with the
+//! directory-information classes through the bulk walk; macOS runs the reference
+//! listing until its bulk-listing engine lands, so `walk --engine fast` works
+//! everywhere and compares equal there by construction.
 
 // Compiled everywhere, so its tests run on every OS; the macOS and Windows engines
 // build on it as they land.
@@ -9,8 +10,11 @@
 mod bulk;
 #[cfg(target_os = "linux")]
 mod linux;
-/// The Windows engine's record parsers, which call nothing: compiled on every OS so
-/// that their tests run everywhere.
+#[cfg(windows)]
+mod windows;
+/// Elsewhere only the Windows engine's record parsers, which call nothing: compiled
+/// on every OS so that their tests run everywhere.
+#[cfg(not(windows))]
 mod windows {
     #[allow(dead_code)]
     mod dir_info;
@@ -30,8 +34,16 @@ pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<
     (entries, Some(census))
 }
 
+/// Lists the operands with the directory-information classes, counting which one
+/// served each folder.
+#[cfg(windows)]
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+    let (entries, census) = bulk::list::<windows::Windows>(operands, options);
+    (entries, Some(census))
+}
+
 /// Lists the operands; the reference listing stands in here and counts nothing.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
     (super::reference::list(operands, options), None)
 }

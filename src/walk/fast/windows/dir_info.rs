@@ -19,12 +19,9 @@ use crate::walk::FileKind;
 pub const ATTRIBUTE_DIRECTORY: u32 = 0x10;
 /// `FILE_ATTRIBUTE_REPARSE_POINT`: the reparse tag says what kind of point.
 pub const ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
-/// `IO_REPARSE_TAG_SYMLINK`.
-pub const TAG_SYMLINK: u32 = 0xA000_000C;
-/// `IO_REPARSE_TAG_MOUNT_POINT`: a junction or a volume mount point.
-pub const TAG_MOUNT_POINT: u32 = 0xA000_0003;
-/// The name-surrogate bit of a reparse tag: the point stands for another name
-/// (symlinks and mount points have it; cloud placeholders and dedup do not).
+/// The name-surrogate bit of a reparse tag: the point stands for another name.
+/// `IO_REPARSE_TAG_SYMLINK` and `IO_REPARSE_TAG_MOUNT_POINT` (junctions, volume
+/// mount points) have it; cloud placeholders and dedup do not.
 const TAG_NAME_SURROGATE: u32 = 0x2000_0000;
 
 /// Which class filled the buffer.

@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// `IO_REPARSE_TAG_SYMLINK`.
+const TAG_SYMLINK: u32 = 0xA000_000C;
+/// `IO_REPARSE_TAG_MOUNT_POINT`: a junction or a volume mount point.
+const TAG_MOUNT_POINT: u32 = 0xA000_0003;
+
 /// One entry to lay out.
 #[derive(Clone)]
 struct Spec {
@@ -319,4 +324,71 @@ fn junctions_and_symlinks_are_links_other_reparse_points_are_not() {
     assert_eq!(kind(r | d, 0x9000_601A), FileKind::Dir);
     assert_eq!(kind(d, TAG_SYMLINK), FileKind::Dir, "no reparse attribute");
     assert_eq!(kind(0x20, 0), FileKind::File);
+}
+
+/// The offsets the parser reads at are those of windows-sys's structs, padding
+/// included.
+#[cfg(windows)]
+#[test]
+fn offsets_are_those_of_the_windows_structs() {
+    use std::mem::offset_of;
+    use windows_sys::Win32::Storage::FileSystem::{FILE_ID_BOTH_DIR_INFO, FILE_ID_EXTD_DIR_INFO};
+    type E = FILE_ID_EXTD_DIR_INFO;
+    type B = FILE_ID_BOTH_DIR_INFO;
+    let shared = [
+        (
+            NEXT_ENTRY_OFFSET,
+            offset_of!(E, NextEntryOffset),
+            offset_of!(B, NextEntryOffset),
+        ),
+        (
+            CREATION_TIME,
+            offset_of!(E, CreationTime),
+            offset_of!(B, CreationTime),
+        ),
+        (
+            LAST_ACCESS_TIME,
+            offset_of!(E, LastAccessTime),
+            offset_of!(B, LastAccessTime),
+        ),
+        (
+            LAST_WRITE_TIME,
+            offset_of!(E, LastWriteTime),
+            offset_of!(B, LastWriteTime),
+        ),
+        (
+            CHANGE_TIME,
+            offset_of!(E, ChangeTime),
+            offset_of!(B, ChangeTime),
+        ),
+        (
+            END_OF_FILE,
+            offset_of!(E, EndOfFile),
+            offset_of!(B, EndOfFile),
+        ),
+        (
+            ALLOCATION_SIZE,
+            offset_of!(E, AllocationSize),
+            offset_of!(B, AllocationSize),
+        ),
+        (
+            FILE_ATTRIBUTES,
+            offset_of!(E, FileAttributes),
+            offset_of!(B, FileAttributes),
+        ),
+        (
+            FILE_NAME_LENGTH,
+            offset_of!(E, FileNameLength),
+            offset_of!(B, FileNameLength),
+        ),
+        (EA_SIZE, offset_of!(E, EaSize), offset_of!(B, EaSize)),
+    ];
+    for (ours, extd, both) in shared {
+        assert_eq!((ours, ours), (extd, both));
+    }
+    assert_eq!(EXTD_REPARSE_TAG, offset_of!(E, ReparsePointTag));
+    assert_eq!(EXTD_FILE_ID, offset_of!(E, FileId));
+    assert_eq!(EXTD_FILE_NAME, offset_of!(E, FileName));
+    assert_eq!(BOTH_FILE_ID, offset_of!(B, FileId));
+    assert_eq!(BOTH_FILE_NAME, offset_of!(B, FileName));
 }
