@@ -22,6 +22,8 @@ mod windows {
 
 #[cfg(target_os = "linux")]
 pub(super) use linux::{names, open_folder_at, stat_at};
+#[cfg(windows)]
+pub(super) use windows::{stat_root, Held};
 
 use std::ffi::OsString;
 

@@ -16,10 +16,13 @@
 pub(super) mod dir_info;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::windows::ffi::{OsStrExt, OsStringExt};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use windows_sys::Win32::Foundation::{
@@ -440,6 +443,69 @@ fn stat_path(path: &[u16], follow: bool) -> io::Result<StatFields> {
         btime: time(filetime(info.ftCreationTime)),
         ..StatFields::unknown(dir_info::kind(info.dwFileAttributes, reparse_tag))
     })
+}
+
+/// A folder as `walk::folder` holds it, one at a time, for the probe and the tree
+/// guard: listed once by the same chain, each name's listed fields kept until that
+/// name is stat'ed, so the probe compares what the listing gave.
+pub(crate) struct Held {
+    folder: Folder,
+    fields: Mutex<HashMap<OsString, StatFields>>,
+}
+
+impl Held {
+    /// Opens the tree's root (no `parent`) or the subfolder `name`, never through a
+    /// link.
+    pub(crate) fn open(parent: Option<&Held>, name: &OsStr) -> io::Result<Held> {
+        Ok(Held {
+            folder: Windows::open(parent.map(|p| &p.folder), name, false)?,
+            fields: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The folder's names with what the listing said of each, and the error that cut
+    /// it short; counts the call that served and the types listed in `census`.
+    pub(crate) fn names(
+        &self,
+        census: &Counters,
+    ) -> (Vec<(OsString, Option<Listed>)>, Option<io::Error>) {
+        let listing = Windows::list(&self.folder, census);
+        census.served(listing.call);
+        let kinds = listing
+            .entries
+            .iter()
+            .map(|e| e.listed.map_or(FileKind::Unknown, |l| l.kind));
+        census.listed(kinds);
+        let mut fields = self.fields.lock().expect("listed fields lock");
+        let names = (listing.entries.into_iter())
+            .map(|entry| {
+                if let Some(given) = entry.fields {
+                    fields.insert(entry.name.clone(), given);
+                }
+                (entry.name, entry.listed)
+            })
+            .collect();
+        (names, listing.error)
+    }
+
+    /// The listing's fields of `name`, or a stat by handle where it gave none.
+    pub(crate) fn stat(&self, name: &OsStr, census: &Counters) -> Result<StatFields, StatError> {
+        let listed = self.fields.lock().expect("listed fields lock").remove(name);
+        match listed {
+            Some(fields) => Ok(fields),
+            None => Windows::stat(Some(&self.folder), name, false, census),
+        }
+    }
+
+    /// The full path of `name` in this folder.
+    pub(crate) fn path_of(&self, name: &OsStr) -> io::Result<PathBuf> {
+        Ok(OsString::from_wide(&child_path(Some(&self.folder), name)?).into())
+    }
+}
+
+/// Stats a tree's root as the walk stats an operand, never through a link.
+pub(crate) fn stat_root(path: &Path, census: &Counters) -> Result<StatFields, StatError> {
+    Windows::stat(None, path.as_os_str(), false, census)
 }
 
 #[cfg(test)]
