@@ -4,7 +4,8 @@
 //! file is counted at the first place a depth-first walk meets it, as du counts it,
 //! whichever engine listed the tree and however many threads it used. What is
 //! counted once follows du 9: files with more than one link always; folders too when
-//! there is more than one operand; every entry with `-L`. Output lines then come
+//! there is more than one operand; every entry with `-L`. On Windows every file is
+//! counted once by file id, since listings give no link count. Output lines then come
 //! post-order with children sorted by name bytes, and error messages sorted by path,
 //! so two engines over one on-disk tree print the same bytes.
 
@@ -16,6 +17,13 @@ use std::io::{self, Write};
 use super::quote::quote;
 use super::stat::{os_message, FileKind, StatFields};
 use super::{Contents, Entry, Identity, StatError};
+
+/// On Windows every file is counted once by its file id, whatever its link count:
+/// no directory listing gives the count, so an engine that never opens files could
+/// not count as du does, and two names with one id on a volume are hard links of
+/// one file there. (Under Wine a Unix symlink is listed as its target, with the
+/// target's id: it is counted once too.)
+const BY_FILE_ID: bool = cfg!(windows);
 
 /// What a size line counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -180,7 +188,7 @@ impl<'a> Visit<'a, '_> {
         let count_once = if is_dir {
             self.count_dirs_once
         } else {
-            self.options.follow_symlinks || stat.may_have_other_links()
+            self.options.follow_symlinks || BY_FILE_ID || stat.may_have_other_links()
         };
         let id = stat.identity();
         if count_once {

@@ -3,7 +3,8 @@
 //! goes, and the probe's guard, which digests a tree folder by folder. The calls are
 //! each engine's own (the fast engine's `getdents64` and `statx` relative to the
 //! folder's descriptor on Linux, its `getattrlistbulk` records and `fstatat` on
-//! macOS; the reference's `read_dir` and full-path `lstat`, through
+//! macOS, its directory-information listing on Windows, whose fields are kept for
+//! the stat of each name; the reference's `read_dir` and full-path `lstat`, through
 //! `/proc/self/fd` past PATH_MAX), without the engines' scheduling. Links are never
 //! followed.
 //!
@@ -32,6 +33,9 @@ enum Inner {
     /// released.
     #[cfg(target_os = "macos")]
     Bulk(Option<std::os::fd::OwnedFd>),
+    /// The folder's handle and path, and what its listing gave of each name.
+    #[cfg(windows)]
+    FastWindows(super::fast::Held),
     /// The folder's path, shortened past PATH_MAX.
     Reference(Shortened),
 }
@@ -52,6 +56,8 @@ pub fn stat_root(engine: Engine, path: &Path, census: &Counters) -> Result<StatF
         Engine::Fast => super::fast::stat_at(rustix::fs::CWD, path.as_os_str(), census),
         #[cfg(target_os = "macos")]
         Engine::Fast => super::fast::bulk_stat(None, path.as_os_str(), census),
+        #[cfg(windows)]
+        Engine::Fast => super::fast::stat_root(path, census),
         _ => {
             let _ = census;
             stat_path(path, false)
@@ -73,6 +79,11 @@ pub fn open_root(engine: Engine, path: &Path) -> io::Result<Folder> {
             None,
             path.as_os_str(),
         )?)))),
+        #[cfg(windows)]
+        Engine::Fast => Ok(Folder(Inner::FastWindows(super::fast::Held::open(
+            None,
+            path.as_os_str(),
+        )?))),
         _ => Ok(Folder(Inner::Reference(Shortened::new(path)?))),
     }
 }
@@ -96,6 +107,11 @@ impl Folder {
                     name,
                 )?))))
             }
+            #[cfg(windows)]
+            Inner::FastWindows(held) => Ok(Folder(Inner::FastWindows(super::fast::Held::open(
+                Some(held),
+                name,
+            )?))),
             Inner::Reference(path) => Ok(Folder(Inner::Reference(Shortened::new(
                 &path.path().join(name),
             )?))),
@@ -105,8 +121,8 @@ impl Folder {
     /// The folder's names in the order the engine's listing gives them; the listing
     /// ends after the error that cuts it short. The fast engine counts what its
     /// listing typed in `census`.
-    // Only the fast engine on Linux counts its calls.
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    // Only the fast engines on Linux and Windows count their calls.
+    #[cfg_attr(not(any(target_os = "linux", windows)), allow(unused_variables))]
     pub fn names<'a>(
         &'a self,
         census: &'a Counters,
@@ -136,6 +152,19 @@ impl Folder {
                 });
                 Box::new(names.chain(listing.error.map(Err)))
             }
+            #[cfg(windows)]
+            Inner::FastWindows(held) => {
+                // The whole folder is listed at once: the listing is one call chain.
+                let (names, error) = held.names(census);
+                let names = names.into_iter().map(|(name, listed)| {
+                    Ok(Named {
+                        name,
+                        listed,
+                        fields: None,
+                    })
+                });
+                Box::new(names.chain(error.map(Err)))
+            }
             Inner::Reference(path) => match fs::read_dir(path.path()) {
                 Ok(reader) => Box::new(reader.map(|item| {
                     item.map(|dirent| Named {
@@ -151,8 +180,8 @@ impl Folder {
 
     /// Stats one name in the folder as the engine does; the fast engine counts the
     /// call in `census`.
-    // Only the fast engine on Linux counts its calls.
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    // Only the fast engines on Linux and Windows count their calls.
+    #[cfg_attr(not(any(target_os = "linux", windows)), allow(unused_variables))]
     pub fn stat(&self, name: &OsStr, census: &Counters) -> Result<StatFields, StatError> {
         match &self.0 {
             #[cfg(target_os = "linux")]
@@ -165,6 +194,8 @@ impl Folder {
                 let fd = fd.as_ref().expect("a released folder stats nothing");
                 super::fast::bulk_stat(Some(fd), name, census)
             }
+            #[cfg(windows)]
+            Inner::FastWindows(held) => held.stat(name, census),
             Inner::Reference(path) => stat_path(&path.path().join(name), false),
         }
     }
@@ -189,6 +220,8 @@ impl Folder {
             Inner::Fast(None) => panic!("a released folder reads nothing"),
             #[cfg(target_os = "macos")]
             Inner::Bulk(None) => panic!("a released folder reads nothing"),
+            #[cfg(windows)]
+            Inner::FastWindows(held) => fs::read_link(held.path_of(name)?),
             Inner::Reference(path) => fs::read_link(path.path().join(name)),
         }
     }
@@ -204,6 +237,8 @@ impl Folder {
             Inner::Fast(None) => panic!("a released folder opens nothing"),
             #[cfg(target_os = "macos")]
             Inner::Bulk(None) => panic!("a released folder opens nothing"),
+            #[cfg(windows)]
+            Inner::FastWindows(held) => fs::File::open(held.path_of(name)?),
             Inner::Reference(path) => fs::File::open(path.path().join(name)),
         }
     }

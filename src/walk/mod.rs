@@ -101,7 +101,8 @@ pub fn list(engine: Engine, operands: &[OsString], options: ListOptions) -> Vec<
 }
 
 /// Lists every operand with the chosen engine, with the census of what the listing
-/// typed and statted where the engine counts it (the fast engine on Linux).
+/// typed and statted where the engine counts it (the fast engine on Linux and
+/// Windows).
 pub fn list_counted(
     engine: Engine,
     operands: &[OsString],
@@ -114,9 +115,9 @@ pub fn list_counted(
 }
 
 /// Whether `engine` counts a census of its listing: the fast engine on Linux and
-/// macOS.
+/// macOS and Windows.
 pub fn counts_census(engine: Engine) -> bool {
-    cfg!(any(target_os = "linux", target_os = "macos")) && engine == Engine::Fast
+    cfg!(any(target_os = "linux", target_os = "macos", windows)) && engine == Engine::Fast
 }
 
 /// Raises the soft limit on open descriptors to the hard one, once per process.

@@ -11,6 +11,9 @@ use std::path::Path;
 use super::stat::StatFields;
 use super::{should_descend, Contents, Entry, Identity, ListOptions, StatError};
 
+#[cfg(windows)]
+mod by_handle;
+
 pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
     super::raise_descriptor_limit();
     let mut listed_once = HashSet::new();
@@ -34,15 +37,22 @@ pub fn list(operands: &[OsString], options: ListOptions) -> Vec<Entry> {
         .collect()
 }
 
-/// Stats one path, through a symlink when following.
+/// Stats one path, through a symlink when following; on Windows the fields std
+/// lacks are added by handle.
 pub(super) fn stat_path(path: &Path, follow: bool) -> Result<StatFields, StatError> {
+    let fields = |meta: &fs::Metadata| {
+        let fields = StatFields::from_metadata(meta);
+        #[cfg(windows)]
+        let fields = by_handle::add(fields, path, follow);
+        fields
+    };
     if !follow {
         return fs::symlink_metadata(path)
-            .map(|m| StatFields::from_metadata(&m))
+            .map(|m| fields(&m))
             .map_err(StatError::Io);
     }
     match fs::metadata(path) {
-        Ok(meta) => Ok(StatFields::from_metadata(&meta)),
+        Ok(meta) => Ok(fields(&meta)),
         Err(err) if err.kind() == io::ErrorKind::NotFound && is_symlink(path) => {
             Err(StatError::DanglingLink)
         }

@@ -1,19 +1,31 @@
 //! The fast engine: each platform's best listing call, with the stat fields taken
 //! from the listing where it can. Linux has its own engine; macOS lists with
-//! `getattrlistbulk` through the bulk walk; elsewhere the reference listing stands
-//! in, so `walk --engine fast` works everywhere.
+//! `getattrlistbulk` and Windows with the directory-information classes, both
+//! through the bulk walk; elsewhere the reference listing stands in, so `walk
+//! --engine fast` works everywhere.
 
 // Compiled everywhere, so its tests run on every OS.
-#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+#[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
 mod bulk;
 #[cfg(target_os = "linux")]
 mod linux;
-// The record parser is compiled everywhere, so its tests run on every OS.
+// The record parsers are compiled everywhere, so their tests run on every OS.
 #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
 mod macos;
+#[cfg(windows)]
+mod windows;
+/// Elsewhere only the Windows engine's record parsers, which call nothing: compiled
+/// on every OS so that their tests run everywhere.
+#[cfg(not(windows))]
+mod windows {
+    #[allow(dead_code)]
+    mod dir_info;
+}
 
 #[cfg(target_os = "linux")]
 pub(super) use linux::{names, open_folder_at, stat_at};
+#[cfg(windows)]
+pub(super) use windows::{stat_root, Held};
 
 use std::ffi::OsString;
 
@@ -68,8 +80,16 @@ pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<
     (entries, Some(census))
 }
 
+/// Lists the operands with the directory-information classes, counting which one
+/// served each folder.
+#[cfg(windows)]
+pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+    let (entries, census) = bulk::list::<windows::Windows>(operands, options);
+    (entries, Some(census))
+}
+
 /// Lists the operands; the reference listing stands in here and counts nothing.
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
     (super::reference::list(operands, options), None)
 }
