@@ -135,6 +135,10 @@ pub struct ArmInfo {
     pub copy: Option<String>,
     /// Who the arm ran as.
     pub user: String,
+    /// How the program was built, when eqcheck built it (`--ref-rev`, and the
+    /// candidate built from the working tree beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_from: Option<BuiltFrom>,
 }
 
 /// Where a program eqcheck built came from, so a report says which source ran.

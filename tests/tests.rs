@@ -14,6 +14,7 @@ mod guide;
 mod hardening;
 mod probe;
 mod project;
+mod ref_rev;
 mod reports;
 mod rules;
 mod run;

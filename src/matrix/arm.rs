@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::exec::{ArmEnvironment, ArmUser};
 use crate::flagset::{FlagSet, FlagSetFile, TREE_PLACEHOLDER};
+use crate::outcome::BuiltFrom;
 
 /// One arm: the program and its leading arguments, split once, shell-word style.
 #[derive(Debug, Clone)]
@@ -23,6 +24,8 @@ pub struct Arm {
     /// The binary the program is a copy of, when it is such a copy: the copy goes
     /// with the run, so a repro line makes its own.
     pub copied_from: Option<PathBuf>,
+    /// The source the program was built from, when eqcheck built it.
+    pub built_from: Option<BuiltFrom>,
 }
 
 /// A program's file name, the argv[0] it runs with unless told otherwise.
@@ -225,6 +228,7 @@ mod tests {
             argv0: file_name(words[0]),
             is_eqcheck: false,
             copied_from: None,
+            built_from: None,
         };
         let tree = Path::new("/t/web");
         assert_eq!(

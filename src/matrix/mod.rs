@@ -66,6 +66,9 @@ pub struct Matrix {
     pub keep: bool,
     /// The shard of the cases this run takes (`--partition`); none: all of them.
     pub partition: Option<Partition>,
+    /// What must be built before the arms can run (`--ref-rev`); the arms' programs
+    /// are the paths the build leaves them at until it has run.
+    pub build: Option<crate::build::Plan>,
 }
 
 impl TreeSource {
@@ -340,6 +343,7 @@ fn arm_info(arm: &Arm, ran: &Arm, user: &str) -> ArmInfo {
         sha256,
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),
         user: user.to_string(),
+        built_from: arm.built_from.clone(),
     }
 }
 

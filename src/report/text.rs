@@ -111,6 +111,9 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         ("candidate", &outcome.candidate),
     ] {
         writeln!(out, "{name}: {}", shell_words::join(&arm.command))?;
+        if let Some(built) = &arm.built_from {
+            writeln!(out, "  built from {}", built.describe())?;
+        }
         if let Some(note) = summary::copy_note(arm) {
             writeln!(out, "  {note}")?;
         }

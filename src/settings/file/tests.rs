@@ -45,6 +45,9 @@ argv0 = "du"
 [env]
 RUST_BACKTRACE = "0"
 BLOCK_SIZE = "1K"
+[build]
+command = "sh build.sh"
+program = "out/walker -x"
 "#;
     let expected = Layer {
         reference: Some(at(1, 13, "reference", "old-du -x".into())),
@@ -65,6 +68,9 @@ BLOCK_SIZE = "1K"
             (at(14, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
             (at(13, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
         ],
+        ref_rev: None,
+        build_command: Some(at(16, 11, "build.command", "sh build.sh".into())),
+        build_program: Some(at(17, 11, "build.program", "out/walker -x".into())),
     };
     assert_eq!(parsed("eqcheck.toml", text), expected);
     assert_eq!(parsed("eqcheck.toml", ""), Layer::default());
