@@ -169,10 +169,30 @@ fn the_old_revision_is_built_compared_and_then_taken_from_the_cache() {
         "{first}"
     );
 
-    let second = s.eqcheck(&["--ref-rev", "HEAD~1", "--json", "-"]);
+    let markdown = s.log.with_file_name("report.md");
+    let junit = s.log.with_file_name("report.xml");
+    let second = s.eqcheck(&[
+        "--ref-rev",
+        "HEAD~1",
+        "--json",
+        "-",
+        "--markdown",
+        markdown.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
     assert_exit(&second, 1);
     let report = json_report(&second);
     assert_eq!(built_from(&report, "reference")["cached"], true, "{second}");
+    // Every report names the revision and the commit of each built arm.
+    let markdown = fs::read_to_string(&markdown).unwrap();
+    let said = format!("The reference arm was built from HEAD\\~1, commit {old}: ");
+    assert!(markdown.contains(&said), "{markdown}");
+    let said = format!("The candidate arm was built from the working tree at HEAD {new}: ");
+    assert!(markdown.contains(&said), "{markdown}");
+    let junit = fs::read_to_string(&junit).unwrap();
+    let said = format!("name=\"reference.built-from\" value=\"HEAD~1, commit {old}: ");
+    assert!(junit.contains(&said), "{junit}");
     // The working tree is built every time; the revision only once.
     assert_eq!((s.builds_of(&old), s.builds_of(&new)), (1, 2), "{second}");
 
