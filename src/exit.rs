@@ -8,7 +8,8 @@ pub const DIFFERENCES: u8 = 1;
 /// The command line, a config, a flag-set file or a tree spec is wrong: nothing ran.
 pub const USAGE: u8 = 2;
 /// The harness could not do its job: an arm failed to spawn, timed out or was
-/// killed, or a tree, a scratch folder or a report could not be made or written.
+/// killed, a `--ref-rev` build failed, or a tree, a scratch folder or a report
+/// could not be made or written.
 pub const HARNESS_FAILURE: u8 = 3;
 
 /// Why eqcheck stopped short of a verdict. Which of the two it is decides the exit

@@ -3,10 +3,12 @@
 //! with a matrix of flag sets and says precisely how their outputs differ.
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
-//! → normalize → outcome`, `cli → report → outcome` and `cli → merge → outcome`; `exit` sits at the bottom
+//! → normalize → outcome`, `{cli, settings, matrix} → build → outcome` (a program
+//! built from a git revision), `cli → report → outcome` and `cli → merge → outcome`; `exit` sits at the bottom
 //! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
+pub mod build;
 pub mod cleanup;
 pub mod cli;
 pub mod exit;

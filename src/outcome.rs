@@ -172,6 +172,45 @@ pub struct ArmInfo {
     /// How it ran, in words: `native`, `translated (under qemu-aarch64)`, …
     #[serde(default)]
     pub execution: String,
+    /// How the program was built, when eqcheck built it (`--ref-rev`, and the
+    /// candidate built from the working tree beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_from: Option<BuiltFrom>,
+}
+
+/// Where a program eqcheck built came from, so a report says which source ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuiltFrom {
+    /// The revision as given (`--ref-rev REV`); none for the working tree as it is,
+    /// uncommitted changes included.
+    pub rev: Option<String>,
+    /// The full hash of the commit built: the revision's, or the working tree's
+    /// HEAD (none in a repository without commits).
+    pub commit: Option<String>,
+    /// The build command, split as it ran, with no shell.
+    pub command: Vec<String>,
+    /// The folder the build ran in: a temporary worktree (removed since) or the
+    /// repository itself.
+    pub folder: String,
+    /// Taken from the build cache: this run built nothing.
+    pub cached: bool,
+}
+
+impl BuiltFrom {
+    /// `main, commit 1a2b…: `cargo build --release` in FOLDER`, or `the working
+    /// tree at HEAD 1a2b…: …`, for the reports' arm headers.
+    pub fn describe(&self) -> String {
+        let commit = self.commit.as_deref().unwrap_or("(none yet)");
+        let command = shell_words::join(&self.command);
+        let source = match &self.rev {
+            Some(rev) => format!("{rev}, commit {commit}"),
+            None => format!("the working tree at HEAD {commit}"),
+        };
+        match self.cached {
+            true => format!("{source}: `{command}`, cached in {}", self.folder),
+            false => format!("{source}: `{command}` in {}", self.folder),
+        }
+    }
 }
 
 /// A normalizer rule and how often it changed something over the whole run.

@@ -15,6 +15,7 @@ mod hardening;
 mod identity;
 mod probe;
 mod project;
+mod ref_rev;
 mod reports;
 mod rules;
 mod run;

@@ -4,6 +4,7 @@
 //! The shell completions and the man page are generated here from the same
 //! definition, so they cannot fall behind the flags.
 
+mod built;
 mod probe;
 
 use std::ffi::OsString;
@@ -98,6 +99,11 @@ struct RunArgs {
     /// The candidate arm, split the same way.
     #[arg(long = "cand", value_name = "CMD ARGS")]
     candidate: Option<String>,
+    /// Build the reference from this git revision of the repository the working
+    /// folder is in, with eqcheck.toml's `[build]` (cached by commit). Without
+    /// --cand, the candidate is the same program built from the working tree.
+    #[arg(long, value_name = "REV", conflicts_with = "reference")]
+    ref_rev: Option<String>,
     /// Cases run at once (default: the number of cores).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     jobs: Option<usize>,
@@ -343,14 +349,19 @@ fn run(args: RunArgs) -> Result<u8, Failure> {
         config: project_file.as_ref().map(|f| f.path.display().to_string()),
         partition: (args.partition.clone()).map(|p| Given::flag("--partition", p)),
     };
-    let matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
+    let mut matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
         // Not a mistake of the user's: this process cannot find its own file.
         resolve::SettingsError::OwnExe(_) => Failure::harness(err),
         _ => Failure::usage(err),
     })?;
-    // A bad report path is a usage error before any arm runs, not after the
-    // whole matrix.
+    // A revision that names no commit is a usage error before anything is made.
+    let to_build = built::locate(&matrix)?;
+    // A bad report path is a usage error before any arm runs (or any build), not
+    // after the whole matrix.
     let reports = args.reports.open()?;
+    if let Some(to_build) = to_build {
+        built::build_arms(&mut matrix, &to_build)?;
+    }
     let outcome = crate::matrix::run(&matrix, reports.progress());
     reports.end_progress();
     crate::cleanup::exit_if_interrupted();
@@ -393,6 +404,10 @@ fn given(args: &RunArgs) -> Layer {
         cand_runner: text("--cand-runner", &args.cand_runner),
         same_runner: (args.same_runner).then(|| Given::flag("--same-runner", true)),
         env: Vec::new(),
+        ref_rev: text("--ref-rev", &args.ref_rev),
+        // Only eqcheck.toml says how to build.
+        build_command: None,
+        build_program: None,
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::exec::{ArmEnvironment, ArmUser};
 use crate::flagset::{FlagSet, FlagSetFile, TREE_PLACEHOLDER};
+use crate::outcome::BuiltFrom;
 
 /// One arm: the program and its leading arguments, split once, shell-word style.
 #[derive(Debug, Clone)]
@@ -25,6 +26,8 @@ pub struct Arm {
     pub copied_from: Option<PathBuf>,
     /// The command the program runs under (an emulator, a translator), if any.
     pub runner: Option<Runner>,
+    /// The source the program was built from, when eqcheck built it.
+    pub built_from: Option<BuiltFrom>,
 }
 
 /// A command an arm's program runs under: `qemu-aarch64`, `arch -x86_64`, `wine`.
@@ -283,6 +286,7 @@ mod tests {
             is_eqcheck: false,
             copied_from: None,
             runner: None,
+            built_from: None,
         };
         let tree = Path::new("/t/web");
         assert_eq!(

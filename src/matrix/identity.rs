@@ -248,6 +248,7 @@ mod tests {
             is_eqcheck: false,
             copied_from: None,
             runner: runner.map(|r| super::super::arm::Runner::new(vec![r.into()])),
+            built_from: None,
         };
         assert_eq!(
             execution(&arm(None), Some("x86_64"), &host),

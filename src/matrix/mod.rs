@@ -67,6 +67,9 @@ pub struct Matrix {
     pub keep: bool,
     /// The shard of the cases this run takes (`--partition`); none: all of them.
     pub partition: Option<Partition>,
+    /// What must be built before the arms can run (`--ref-rev`); the arms' programs
+    /// are the paths the build leaves them at until it has run.
+    pub build: Option<crate::build::Plan>,
 }
 
 impl TreeSource {
@@ -356,6 +359,7 @@ fn arm_info(arm: &Arm, ran: &Arm, user: &str, host: &Host, timeout: Duration) ->
         architecture,
         translated,
         execution,
+        built_from: arm.built_from.clone(),
     }
 }
 

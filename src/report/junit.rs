@@ -65,6 +65,12 @@ fn new_suite(outcome: &RunOutcome, group: &str) -> TestSuite {
         if let Some(sha) = &arm.sha256 {
             properties.push(Property::new(format!("{name}.sha256"), sha.as_str()));
         }
+        if let Some(built) = &arm.built_from {
+            properties.push(Property::new(
+                format!("{name}.built-from"),
+                built.describe(),
+            ));
+        }
         properties
     };
     suite

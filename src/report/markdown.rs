@@ -115,6 +115,13 @@ fn arms(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         ("reference", &outcome.reference),
         ("candidate", &outcome.candidate),
     ] {
+        if let Some(built) = &arm.built_from {
+            writeln!(
+                out,
+                "\nThe {name} arm was built from {}.",
+                plain(&built.describe())
+            )?;
+        }
         if let Some(note) = summary::copy_note(arm) {
             writeln!(out, "\nThe {name} arm {}", plain(&note))?;
         }

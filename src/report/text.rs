@@ -120,6 +120,9 @@ fn run_header(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         if !arm.execution.is_empty() {
             writeln!(out, "  ran: {}", arm.execution)?;
         }
+        if let Some(built) = &arm.built_from {
+            writeln!(out, "  built from {}", built.describe())?;
+        }
         if let Some(note) = summary::copy_note(arm) {
             writeln!(out, "  {note}")?;
         }

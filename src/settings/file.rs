@@ -22,6 +22,9 @@
 //! argv0 = "du"                     # what both arms see as their program name
 //! [env]
 //! RUST_BACKTRACE = "0"
+//! [build]                          # how `--ref-rev REV` builds the reference
+//! command = "cargo build --release"
+//! program = "target/release/mywalker -x"  # from the repository's top, then arguments
 //! ```
 
 use std::collections::BTreeMap;
@@ -83,6 +86,16 @@ struct Written {
     cand_runner: Option<Spanned<String>>,
     same_runner: Option<Spanned<bool>>,
     env: Option<BTreeMap<Spanned<String>, String>>,
+    build: Option<WrittenBuild>,
+}
+
+/// The `[build]` table. It has no revision: which one to build changes from run
+/// to run (`--ref-rev`), how to build it is the project's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenBuild {
+    command: Option<Spanned<String>>,
+    program: Option<Spanned<String>>,
 }
 
 /// `as_user`: a name, or a uid written as a number.
@@ -132,6 +145,10 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         }
     })?;
     let given = |key: &'static str| move |value| spanned(path, text, key, value);
+    let build = written.build.unwrap_or(WrittenBuild {
+        command: None,
+        program: None,
+    });
     let mut options = Layer {
         reference: written.reference.map(given("reference")),
         candidate: written.candidate.map(given("candidate")),
@@ -158,6 +175,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         env: (written.env.unwrap_or_default().into_iter())
             .map(|(name, value)| (given("env")(name), value))
             .collect(),
+        ref_rev: None,
+        build_command: build.command.map(given("build.command")),
+        build_program: build.program.map(given("build.program")),
     };
     if let Some(written_sets) = written.sets {
         let span = written_sets.span();

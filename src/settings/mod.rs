@@ -135,6 +135,13 @@ pub struct Layer {
     pub same_runner: Option<Given<bool>>,
     /// Overrides for both arms, over the pinned environment and the flag-set file's.
     pub env: Vec<(Given<String>, String)>,
+    /// `--ref-rev`: the reference is the program built from this git revision.
+    pub ref_rev: Option<Given<String>>,
+    /// `[build] command`: how a revision is built, split shell-word style.
+    pub build_command: Option<Given<String>>,
+    /// `[build] program`: the built file's path from the repository's top, then
+    /// any leading arguments, split shell-word style.
+    pub build_program: Option<Given<String>>,
 }
 
 /// What only the command line says, and how the layers are merged.
@@ -150,7 +157,7 @@ pub struct RunMode {
 /// where taking one key from each side would make a run nobody asked for:
 /// - `--ref` or `--cand` alone replaces that arm of the file's and keeps the other;
 ///   under `--self-check` the file's candidate is left out (the reference runs
-///   against itself);
+///   against itself); `--ref-rev` gives the reference arm, as `--ref` does;
 /// - `--tree` replaces the file's whole list;
 /// - a flag-set file chosen on the command line (`--flagsets`, or `--sets FILE`)
 ///   replaces the file's flag-set file and its `sets`; `--sets GROUPS` alone selects
@@ -172,8 +179,9 @@ pub fn merge(given: Layer, file: Layer, mode: RunMode) -> Layer {
     let file_user = file
         .as_user
         .filter(|_| !mode.as_root && user::running_as_root());
+    let file_reference = file.reference.filter(|_| given.ref_rev.is_none());
     Layer {
-        reference: given.reference.or(file.reference),
+        reference: given.reference.or(file_reference),
         candidate: if mode.self_check {
             given.candidate
         } else {
@@ -197,6 +205,9 @@ pub fn merge(given: Layer, file: Layer, mode: RunMode) -> Layer {
         same_runner: given.same_runner.or(file.same_runner),
         // A later value for a name wins when the arms' environment is set.
         env: file.env.into_iter().chain(given.env).collect(),
+        ref_rev: given.ref_rev.or(file.ref_rev),
+        build_command: given.build_command.or(file.build_command),
+        build_program: given.build_program.or(file.build_program),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Resolves the merged options into a [`Matrix`]: arms split shell-word style and
-//! checked to exist, trees by name or path, flag sets by group or file, counts,
-//! the timeout, the user and the environment. Every value is checked here and
+//! checked to exist (or, with `--ref-rev`, the build that will make them), trees
+//! by name or path, flag sets by group or file, counts, the timeout, the user and
+//! the environment. Every value is checked here and
 //! only here, once, and a mistake is reported at the place the value was written
 //! (a flag, or `FILE:LINE:COL: key`). It spawns nothing; every mistake is a usage
 //! error (exit 2), and only not finding eqcheck's own executable is the harness's.
@@ -8,6 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+mod built;
 mod flag_sets;
 
 use super::{user, Given, Guard, Layer, Origin, RunMode};
@@ -84,7 +86,10 @@ pub struct RunExtras {
 /// that is.
 pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsError> {
     let self_check = extras.mode.self_check;
-    let (mut reference, mut candidate) = arms(options, self_check)?;
+    let (mut reference, mut candidate, build) = match &options.ref_rev {
+        Some(rev) => built::arms(rev, options, self_check).map(|(r, c, p)| (r, c, Some(p)))?,
+        None => arms(options, self_check).map(|(r, c)| (r, c, None))?,
+    };
     let trees = trees(&options.trees)?;
     let mut warnings = Vec::new();
     let (flag_sets, groups) = flag_sets::chosen(options, &reference, &mut warnings)?;
@@ -132,6 +137,7 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
         partition: (extras.partition.as_ref())
             .map(|given| Partition::parse(&given.value).map_err(|m| SettingsError::at(given, m)))
             .transpose()?,
+        build,
     })
 }
 
@@ -249,6 +255,7 @@ fn default_arms() -> Result<(Arm, Arm), SettingsError> {
         is_eqcheck: true,
         copied_from: None,
         runner: None,
+        built_from: None,
     };
     Ok((engine("reference"), engine("fast")))
 }
@@ -263,6 +270,7 @@ fn arm(given: &Given<String>) -> Result<Arm, SettingsError> {
         is_eqcheck: false,
         copied_from: None,
         runner: None,
+        built_from: None,
     })
 }
 

@@ -145,3 +145,22 @@ fn an_origin_names_the_flag_or_the_files_place() {
     assert_eq!(reference.origin.to_string(), "eqcheck.toml:2:13: reference");
     assert_eq!(Origin::Flag("--runs").to_string(), "--runs");
 }
+
+#[test]
+fn ref_rev_gives_the_reference_and_keeps_the_files_candidate_and_build() {
+    let with_build = format!("{BOTH_ARMS}[build]\nprogram = \"target/release/w\"\n");
+    let given = Layer {
+        ref_rev: flag("--ref-rev", "main".into()),
+        ..Layer::default()
+    };
+    let merged = merge(given, file(&with_build), PLAIN);
+    assert_eq!(merged.reference, None, "the file's reference is replaced");
+    assert_eq!(value(&merged.candidate).as_deref(), Some("new -x"));
+    assert_eq!(value(&merged.ref_rev).as_deref(), Some("main"));
+    assert_eq!(
+        value(&merged.build_program).as_deref(),
+        Some("target/release/w")
+    );
+    let without = merge(Layer::default(), file(&with_build), PLAIN);
+    assert_eq!(value(&without.reference).as_deref(), Some("old -x"));
+}

@@ -48,6 +48,9 @@ same_runner = false
 [env]
 RUST_BACKTRACE = "0"
 BLOCK_SIZE = "1K"
+[build]
+command = "sh build.sh"
+program = "out/walker -x"
 "#;
     let expected = Layer {
         reference: Some(at(1, 13, "reference", "old-du -x".into())),
@@ -71,6 +74,9 @@ BLOCK_SIZE = "1K"
             (at(17, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
             (at(16, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
         ],
+        ref_rev: None,
+        build_command: Some(at(19, 11, "build.command", "sh build.sh".into())),
+        build_program: Some(at(20, 11, "build.program", "out/walker -x".into())),
     };
     assert_eq!(parsed("eqcheck.toml", text), expected);
     assert_eq!(parsed("eqcheck.toml", ""), Layer::default());

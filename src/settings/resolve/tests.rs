@@ -266,3 +266,55 @@ fn arms_of_different_program_names_are_warned_of_unless_one_name_is_set() {
         matrix.warnings
     );
 }
+
+#[test]
+fn a_build_from_a_revision_is_checked_where_it_was_written() {
+    let with_rev = |text: &str| {
+        let mut options = file("eqcheck.toml", text);
+        options.ref_rev = Some(Given::flag("--ref-rev", "main".into()));
+        options
+    };
+    let cases = [
+        (
+            "[build]\nprogram = \"/abs/w\"",
+            "eqcheck.toml:2:11: build.program: `/abs/w`: give the built file's path from the repository's top",
+        ),
+        (
+            "[build]\nprogram = \"out/../../w\"",
+            "eqcheck.toml:2:11: build.program: `out/../../w`: give the built file's path",
+        ),
+        ("[build]\nprogram = \"  \"", "eqcheck.toml:2:11: build.program: the program is empty"),
+        (
+            "[build]\ncommand = \"\"\nprogram = \"w\"",
+            "eqcheck.toml:2:11: build.command: the command is empty",
+        ),
+        ("", "--ref-rev: needs `program` in the `[build]` table"),
+    ];
+    for (text, expected) in cases {
+        let message = error(&with_rev(text));
+        assert!(
+            message.starts_with(expected),
+            "{text}\n{message}\nexpected {expected}"
+        );
+    }
+    let mut dash = with_rev("[build]\nprogram = \"w\"");
+    dash.ref_rev = Some(Given::flag("--ref-rev", "-x".into()));
+    assert_eq!(
+        error(&dash),
+        "--ref-rev: `-x`: a revision does not start with `-`"
+    );
+
+    // Built from the working tree too, with the default command; `./` dropped.
+    let matrix = resolve(
+        &with_rev("[build]\nprogram = \"./out/w -x\""),
+        &RunExtras::default(),
+    )
+    .unwrap();
+    let plan = matrix.build.expect("a build");
+    assert_eq!(plan.command, ["cargo", "build", "--release"]);
+    assert_eq!(plan.program.as_deref(), Some("out/w"));
+    assert_eq!(plan.candidate, crate::build::CandidateBuild::WorkingTree);
+    assert_eq!(matrix.reference.command, ["out/w", "-x"]);
+    assert_eq!(matrix.candidate.command, ["out/w", "-x"]);
+    assert_eq!(matrix.reference.argv0, "w");
+}
