@@ -81,7 +81,7 @@ pub fn execution(arm: &Arm, architecture: Option<&str>, host: &Host) -> (bool, S
     let foreign = architecture.is_some_and(|arch| {
         !arch
             .split([':', ',', ' '])
-            .any(|part| part == host.architecture)
+            .any(|part| part == host.architecture || runs_natively(part, &host.architecture))
     });
     match (foreign, cfg!(target_os = "macos")) {
         // A binary only for x86_64 on an Apple silicon Mac runs under Rosetta 2.
@@ -100,6 +100,13 @@ pub fn execution(arm: &Arm, architecture: Option<&str>, host: &Host) -> (bool, S
         ),
         (false, _) => (false, "native".into()),
     }
+}
+
+/// Whether the host's processor runs this architecture's code itself: 32-bit x86
+/// on x86_64, as it runs 32-bit Arm on some aarch64 machines, is native, not
+/// emulated.
+fn runs_natively(arch: &str, host: &str) -> bool {
+    matches!((arch, host), ("x86", "x86_64") | ("arm", "aarch64"))
 }
 
 /// The first line the program prints for `--version` (under its runner), if it
@@ -256,6 +263,11 @@ mod tests {
         );
         assert_eq!(execution(&arm(None), None, &host), (false, "native".into()));
         assert!(execution(&arm(None), Some("aarch64"), &host).0);
+        // 32-bit x86 runs on x86_64 as it is.
+        assert_eq!(
+            execution(&arm(None), Some("x86"), &host),
+            (false, "native".into())
+        );
         assert!(
             execution(&arm(None), Some("universal: aarch64, x86_64"), &host)
                 == (false, "native".into())

@@ -277,11 +277,79 @@ pub fn kind_of(ft: std::fs::FileType) -> FileKind {
 }
 
 /// The OS's message for an error without Rust's " (os error N)" suffix, so that
-/// messages read as GNU du's do: `Permission denied`.
+/// messages read as GNU du's do: `Permission denied`. The errors a walk meets are
+/// worded as glibc words them, whichever C library this build uses: musl says
+/// `Symbolic link loop` where glibc (and so GNU du) says `Too many levels of
+/// symbolic links`, and a static build must print what a glibc one prints.
 pub fn os_message(err: &io::Error) -> String {
+    if let Some(text) = err.raw_os_error().and_then(glibc_words) {
+        return text.to_string();
+    }
     let text = err.to_string();
     match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => text[..at].to_string(),
         _ => text,
+    }
+}
+
+/// glibc's message for the errors a walk may meet, where other C libraries word
+/// them differently.
+#[cfg(unix)]
+fn glibc_words(errno: i32) -> Option<&'static str> {
+    Some(match errno {
+        libc::EPERM => "Operation not permitted",
+        libc::ENOENT => "No such file or directory",
+        libc::EIO => "Input/output error",
+        libc::ENXIO => "No such device or address",
+        libc::EBADF => "Bad file descriptor",
+        libc::ENOMEM => "Cannot allocate memory",
+        libc::EACCES => "Permission denied",
+        libc::EFAULT => "Bad address",
+        libc::EBUSY => "Device or resource busy",
+        libc::ENODEV => "No such device",
+        libc::ENOTDIR => "Not a directory",
+        libc::EISDIR => "Is a directory",
+        libc::EINVAL => "Invalid argument",
+        libc::ENFILE => "Too many open files in system",
+        libc::EMFILE => "Too many open files",
+        libc::ENAMETOOLONG => "File name too long",
+        libc::ENOSYS => "Function not implemented",
+        libc::ELOOP => "Too many levels of symbolic links",
+        libc::EOVERFLOW => "Value too large for defined data type",
+        libc::ESTALE => "Stale file handle",
+        libc::EINTR => "Interrupted system call",
+        libc::EAGAIN => "Resource temporarily unavailable",
+        libc::ENOTCONN => "Transport endpoint is not connected",
+        libc::ETIMEDOUT => "Connection timed out",
+        libc::EOPNOTSUPP => "Operation not supported",
+        _ => return None,
+    })
+}
+
+#[cfg(not(unix))]
+fn glibc_words(_errno: i32) -> Option<&'static str> {
+    None
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_read_as_glibc_words_them_whatever_the_c_library() {
+        // Where musl's words differ from glibc's: a static musl build must print
+        // what GNU du prints.
+        for (errno, words) in [
+            (libc::ELOOP, "Too many levels of symbolic links"),
+            (libc::ENAMETOOLONG, "File name too long"),
+            (libc::EIO, "Input/output error"),
+            (libc::EMFILE, "Too many open files"),
+            (libc::EOVERFLOW, "Value too large for defined data type"),
+            (libc::EACCES, "Permission denied"),
+        ] {
+            assert_eq!(os_message(&io::Error::from_raw_os_error(errno)), words);
+        }
+        let other = io::Error::other("not an OS error");
+        assert_eq!(os_message(&other), "not an OS error");
     }
 }
