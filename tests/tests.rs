@@ -25,3 +25,4 @@ mod trust;
 mod util;
 mod verdicts;
 mod walk;
+mod workflow;
