@@ -239,6 +239,21 @@ mod tests {
         pe[0x98..0x9a].copy_from_slice(&0x20bu16.to_le_bytes()); // PE32+ magic
         pe[0x98 + 108..0x98 + 112].copy_from_slice(&16u32.to_le_bytes()); // data dirs
         assert_eq!(architecture_of(&pe).as_deref(), Some("x86_64"));
+        // A universal Mach-O (big-endian fat header) with x86_64 and arm64 slices.
+        let mut fat = Vec::new();
+        for word in [0xcafe_babeu32, 2] {
+            fat.extend(word.to_be_bytes());
+        }
+        for (cpu, sub, offset) in [(0x0100_0007u32, 3u32, 0x1000u32), (0x0100_000c, 0, 0x2000)] {
+            for word in [cpu, sub, offset, 0x20, 12] {
+                fat.extend(word.to_be_bytes());
+            }
+        }
+        fat.resize(0x2020, 0);
+        assert_eq!(
+            architecture_of(&fat).as_deref(),
+            Some("universal: x86_64, aarch64")
+        );
     }
 
     #[test]
