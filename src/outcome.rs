@@ -248,6 +248,10 @@ pub struct TreeInfo {
     /// The file system the tree is on (`ext2/3/4`, `apfs`, …), where it can be told.
     #[serde(default)]
     pub file_system: Option<String>,
+    /// How the tree was guarded (`watched (inotify on N folders), …` or
+    /// `fingerprinted after every arm: why`); none with the guard off.
+    #[serde(default)]
+    pub guard: Option<String>,
     /// How many times the tree was fingerprinted to guard it (0 with the guard off).
     pub fingerprints: usize,
 }

@@ -72,6 +72,148 @@ fn a_candidate_that_edits_the_tree_is_caught_and_named() {
     );
 }
 
+/// A run of the reference walk against a candidate that makes one change to the
+/// basic tree, over these sets, as root too (its arms run unprivileged, so
+/// `--as-root`).
+fn run_mutating(change: &str, sets: &str, extra: &[&str]) -> crate::util::Output {
+    let candidate = double(&format!("mutate {change}"));
+    let mut args = vec![
+        "--ref".to_string(),
+        walk("reference"),
+        "--cand".into(),
+        candidate,
+        "--tree".into(),
+        "basic".into(),
+        "--sets".into(),
+        sets.into(),
+        "--json".into(),
+        "-".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(crate::util::as_root().iter().map(|s| s.to_string()));
+    run(args)
+}
+
+#[test]
+fn every_kind_of_change_an_arm_makes_is_caught_by_the_watch_and_named() {
+    for (change, named) in [
+        ("create src/new.rs", "added src/new.rs"),
+        ("delete src/lib.rs", "removed src/lib.rs"),
+        ("rename src/lib.rs", "removed src/lib.rs"),
+        ("chmod src/lib.rs", "src/lib.rs: mode"),
+        ("mtime src/lib.rs", "src/lib.rs: mtime"),
+    ] {
+        let out = run_mutating(change, "depth", &["-j", "1"]);
+        assert_exit(&out, 3);
+        let report = json_report(&out);
+        if cfg!(target_os = "linux") {
+            let guard = report["trees"][0]["guard"].as_str().unwrap_or_default();
+            assert!(
+                guard.starts_with("watched (inotify"),
+                "{change}: {guard}\n{out}"
+            );
+        }
+        let first = &report["cases"][0]["verdict"];
+        assert_eq!(
+            (first["kind"].as_str(), first["arm"].as_str()),
+            (Some("tree-changed"), Some("candidate")),
+            "{change}\n{out}"
+        );
+        let changes = first["changes"].to_string();
+        assert!(
+            changes.contains(named),
+            "{change}: {named:?} not in {changes}\n{out}"
+        );
+        // Every later case ran on a changed tree and says so.
+        for case in report["cases"].as_array().unwrap().iter().skip(1) {
+            assert_eq!(case["verdict"]["arm"], "earlier", "{change}\n{out}");
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watch_that_loses_events_falls_back_to_fingerprints_and_says_so() {
+    // 20,000 events overflow the kernel's queue (16,384 by default).
+    if crate::util::skip_unless(crate::util::Capability::InotifyQueueBelow(20_000)) {
+        return;
+    }
+    let out = run_mutating("flood src", "devices", &["-j", "1"]);
+    // The flood leaves src's mtime moved: the fingerprint, taken after every arm
+    // from then on, names it.
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let guard = report["trees"][0]["guard"].as_str().unwrap_or_default();
+    assert!(
+        guard.contains("queue overflowed, then fingerprinted after every arm"),
+        "{out}"
+    );
+    let changes = report["cases"][0]["verdict"]["changes"].to_string();
+    assert!(
+        changes.contains("src: ") && changes.contains("mtime"),
+        "{changes}\n{out}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watched_tree_no_arm_changes_is_fingerprinted_only_at_its_two_ends() {
+    let out = run([
+        "--ref",
+        &walk("reference"),
+        "--cand",
+        &walk("fast"),
+        "--tree",
+        "basic",
+        "--sets",
+        "depth",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    assert_eq!(report["trees"][0]["fingerprints"], 2, "{out}");
+    let guard = report["trees"][0]["guard"].as_str().unwrap_or_default();
+    assert!(
+        guard.starts_with("watched (inotify on 11 folders)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_change_another_process_makes_while_the_matrix_runs_is_caught() {
+    let dir = crate::util::temp_dir();
+    let tree = dir.path().join("given");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("sub/file"), b"one").unwrap();
+    let sleeper = double("sleep 0.2");
+    let tree_arg = tree.to_string_lossy().into_owned();
+    let changer = {
+        let file = tree.join("sub/file");
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            std::fs::write(file, b"changed").unwrap();
+        })
+    };
+    let out = run([
+        "--ref", &sleeper, "--cand", &sleeper, "--tree", &tree_arg, "--sets", "depth", "-j", "1",
+        "--json", "-",
+    ]);
+    changer.join().unwrap();
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let changed: Vec<&serde_json::Value> = (report["cases"].as_array().unwrap().iter())
+        .filter(|c| c["verdict"]["kind"] == "tree-changed")
+        .collect();
+    assert!(!changed.is_empty(), "{out}");
+    assert!(
+        changed[0]["verdict"]["changes"]
+            .to_string()
+            .contains("sub/file: size 3 -> 7"),
+        "{out}"
+    );
+}
+
 #[test]
 fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
     // The same edit without the guard is compared as ordinary output: the guard,

@@ -9,7 +9,7 @@ use super::exec::{self, ArmEnvironment};
 use super::guard::Guard;
 use super::plan::PlannedCase;
 use crate::flagset::FlagSetFile;
-use crate::outcome::{ArmRun, Blame, CaseOutcome};
+use crate::outcome::{ArmRun, Blame, CaseOutcome, Verdict};
 
 /// The two arms as they are run, and what every case shares.
 pub(super) struct Arms<'a> {
@@ -45,24 +45,21 @@ pub(super) fn run_case(
                     1 => arm.to_string(),
                     _ => format!("{arm}.{run}"),
                 };
-                let ran = exec::run_arm(
-                    &ref_argv,
-                    &arms.reference.spawned_as(),
-                    arms.env,
-                    dir,
-                    &name("reference"),
-                );
+                let on = |arm, argv, blame| Guarded {
+                    arm,
+                    argv,
+                    blame,
+                    case: &case.id,
+                    guard,
+                };
+                let reference_arm = on(arms.reference, &ref_argv, Blame::Reference);
+                let (ran, seen) = reference_arm.run(arms.env, dir, &name("reference"));
                 reference.push(share_repeated_output(reference.first(), ran));
-                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Reference, &case.id)));
-                let ran = exec::run_arm(
-                    &cand_argv,
-                    &arms.candidate.spawned_as(),
-                    arms.env,
-                    dir,
-                    &name("candidate"),
-                );
+                moved = moved.or(seen);
+                let candidate_arm = on(arms.candidate, &cand_argv, Blame::Candidate);
+                let (ran, seen) = candidate_arm.run(arms.env, dir, &name("candidate"));
                 candidate.push(share_repeated_output(candidate.first(), ran));
-                moved = moved.or_else(|| guard.and_then(|g| g.check(Blame::Candidate, &case.id)));
+                moved = moved.or(seen);
                 if moved.is_some() {
                     break;
                 }
@@ -99,6 +96,33 @@ pub(super) fn run_case(
         streams: judged.streams,
         fired: judged.fired,
         notes: judged.notes,
+    }
+}
+
+/// One arm of one case, with the tree's guard.
+struct Guarded<'a> {
+    arm: &'a Arm,
+    argv: &'a [std::ffi::OsString],
+    blame: Blame,
+    case: &'a str,
+    guard: Option<&'a Guard<'a>>,
+}
+
+impl Guarded<'_> {
+    /// Runs the arm once, the guard told before and asked after: what the arm
+    /// captured, and the tree-changed verdict if the tree moved.
+    fn run(
+        &self,
+        env: &ArmEnvironment,
+        dir: &Path,
+        name: &str,
+    ) -> (exec::Captured, Option<Verdict>) {
+        if let Some(guard) = self.guard {
+            guard.arm_started(self.blame, self.case);
+        }
+        let ran = exec::run_arm(self.argv, &self.arm.spawned_as(), env, dir, name);
+        let moved = self.guard.and_then(|g| g.check(self.blame, self.case));
+        (ran, moved)
     }
 }
 

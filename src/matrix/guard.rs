@@ -1,34 +1,175 @@
-//! The tree-identity guard of one tree: after every arm, whether the tree still
-//! matches the fingerprint taken before any arm ran, and whom to blame when not.
+//! The tree-identity guard of one tree: whether the tree still matches the
+//! fingerprint taken before any arm ran, and whom to blame when not. Where the tree
+//! can be watched (inotify on Linux), the watch speaks after each arm and the tree is
+//! fingerprinted fully only at the two ends (and to name what moved); elsewhere,
+//! or once the watch has lost events, it is fingerprinted after every arm.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
+use super::watch::{self, Drained, TreeWatch};
 use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::outcome::{Blame, Verdict};
 
-/// The tree-identity guard of one tree: its fingerprint before any arm ran, and the
-/// first change seen, so later cases can say the tree was already changed.
+/// The tree-identity guard of one tree: its fingerprint before any arm ran, its
+/// watch if it has one, and the first change seen, so later cases can say the tree
+/// was already changed.
 pub(super) struct Guard<'a> {
-    pub root: &'a Path,
-    pub depth: fingerprint::Depth,
-    pub baseline: &'a Fingerprint,
-    pub first_change: std::sync::Mutex<Option<String>>,
+    root: &'a Path,
+    depth: fingerprint::Depth,
+    baseline: &'a Fingerprint,
+    first_change: Mutex<Option<String>>,
+    /// None: the tree is fingerprinted after every arm.
+    watch: Mutex<Option<TreeWatch>>,
+    /// How the tree was guarded, as the report says it.
+    how: Mutex<String>,
+    /// Fingerprints taken, the baseline included.
+    fingerprints: AtomicUsize,
+    /// Arms that ran since the watch last spoke, and those running now.
+    window: Mutex<Vec<String>>,
+    running: Mutex<Vec<String>>,
 }
 
 /// Changed paths named per tree-changed case.
 const CHANGES_SHOWN: usize = 10;
 
-impl Guard<'_> {
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<'a> Guard<'a> {
+    /// Guards the tree at `root` whose fingerprint before any arm is `baseline`,
+    /// watching it where it can be watched.
+    pub fn new(root: &'a Path, depth: fingerprint::Depth, baseline: &'a Fingerprint) -> Guard<'a> {
+        let (watch, how) = match watch::start(root) {
+            Ok(watch) => {
+                let how = format!(
+                    "watched (inotify on {} folders), fingerprinted at the start and the end",
+                    watch.folders()
+                );
+                (Some(watch), how)
+            }
+            Err(why) => (None, format!("fingerprinted after every arm: {why}")),
+        };
+        Guard {
+            root,
+            depth,
+            baseline,
+            first_change: Mutex::new(None),
+            watch: Mutex::new(watch),
+            how: Mutex::new(how),
+            fingerprints: AtomicUsize::new(1),
+            window: Mutex::new(Vec::new()),
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How the tree was guarded, and how many fingerprints that took.
+    pub fn report(&self) -> (String, usize) {
+        (
+            locked(&self.how).clone(),
+            self.fingerprints.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Before an arm: it is running from now on, and in the window the watch
+    /// speaks for.
+    pub fn arm_started(&self, arm: Blame, case: &str) {
+        let label = label(arm, case);
+        locked(&self.running).push(label.clone());
+        locked(&self.window).push(label);
+    }
+
     /// After an arm: `Some(verdict)` if the tree no longer matches the baseline.
     pub fn check(&self, arm: Blame, case: &str) -> Option<Verdict> {
+        let me = label(arm, case);
+        locked(&self.running).retain(|l| *l != me);
+        let mut watch = locked(&self.watch);
+        let Some(watching) = watch.as_mut() else {
+            drop(watch);
+            return self.fingerprinted(arm, case);
+        };
+        match watching.drain() {
+            Drained::Quiet => {
+                self.window_spoke();
+                drop(watch);
+                self.already_changed()
+            }
+            Drained::Changed(events) => {
+                drop(watch);
+                let mut changes = self.named_changes();
+                if changes.is_empty() {
+                    changes = events;
+                }
+                let window = self.window_spoke();
+                if window.len() > 1 {
+                    changes.push(format!(
+                        "(arms running while it changed: {})",
+                        window.join(", ")
+                    ));
+                }
+                Some(self.blame(arm, case, changes))
+            }
+            Drained::Overflowed => {
+                *watch = None;
+                *locked(&self.how) = "watched until the inotify queue overflowed, then fingerprinted after every arm".into();
+                drop(watch);
+                self.fingerprinted(arm, case)
+            }
+        }
+    }
+
+    /// After the last case: what the tree's final fingerprint finds moved that no
+    /// arm was blamed for (a watch misses nothing it watches, but the two ends are
+    /// compared all the same).
+    pub fn finish(&self) -> Option<Vec<String>> {
+        let watched = locked(&self.watch).is_some();
+        if !watched || locked(&self.first_change).is_some() {
+            return None;
+        }
+        let changes = self.named_changes();
+        (!changes.is_empty()).then_some(changes)
+    }
+
+    /// The window of arms the watch just spoke for; those still running stay in it.
+    fn window_spoke(&self) -> Vec<String> {
+        let running = locked(&self.running).clone();
+        std::mem::replace(&mut *locked(&self.window), running)
+    }
+
+    /// The fingerprint compared with the baseline: what moved, by path.
+    fn named_changes(&self) -> Vec<String> {
+        self.fingerprints.fetch_add(1, Ordering::Relaxed);
+        let now = fingerprint::take(self.root, self.depth);
+        fingerprint::changes(self.baseline, &now, CHANGES_SHOWN)
+    }
+
+    /// A later case's verdict once the tree was seen changed.
+    fn already_changed(&self) -> Option<Verdict> {
+        let earlier = locked(&self.first_change).clone()?;
+        Some(Verdict::TreeChanged {
+            arm: Blame::Earlier,
+            changes: vec![format!(
+                "(the tree was already changed: first seen after {earlier})"
+            )],
+        })
+    }
+
+    /// The guard without a watch: a fingerprint after every arm.
+    fn fingerprinted(&self, arm: Blame, case: &str) -> Option<Verdict> {
+        self.fingerprints.fetch_add(1, Ordering::Relaxed);
         if fingerprint::unchanged(self.root, self.depth, self.baseline) {
             return None;
         }
-        let now = fingerprint::take(self.root, self.depth);
-        let mut changes = fingerprint::changes(self.baseline, &now, CHANGES_SHOWN);
-        let mut first = self.first_change.lock().unwrap_or_else(|p| p.into_inner());
-        // Only the first arm to see a change is named; later cases ran on a tree
-        // that was already changed and blame nobody of their own.
+        let changes = self.named_changes();
+        Some(self.blame(arm, case, changes))
+    }
+
+    /// Only the first arm to see a change is named; later cases ran on a tree that
+    /// was already changed and blame nobody of their own.
+    fn blame(&self, arm: Blame, case: &str, mut changes: Vec<String>) -> Verdict {
+        let mut first = locked(&self.first_change);
         let blamed = match &*first {
             Some(earlier) => {
                 changes.insert(
@@ -38,13 +179,17 @@ impl Guard<'_> {
                 Blame::Earlier
             }
             None => {
-                *first = Some(format!("the {} arm of {case}", arm.name()));
+                *first = Some(label(arm, case));
                 arm
             }
         };
-        Some(Verdict::TreeChanged {
+        Verdict::TreeChanged {
             arm: blamed,
             changes,
-        })
+        }
     }
+}
+
+fn label(arm: Blame, case: &str) -> String {
+    format!("the {} arm of {case}", arm.name())
 }

@@ -11,6 +11,7 @@ mod guard;
 pub mod identity;
 pub mod plan;
 mod scratch;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use crate::cleanup;
-use crate::fixtures::fingerprint::{self, Fingerprint};
+use crate::fixtures::fingerprint;
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
@@ -222,14 +223,16 @@ impl Runner<'_> {
         self.progress.tree_started(&name, planned.len());
         std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
         let rebuild = rebuild(source, built.as_ref(), matrix.keep);
+        let guard = (matrix.guard).map(|depth| Guard::new(&root, depth, &baseline));
         let on_tree = OnTree {
             name: &name,
             root: &root,
-            baseline: &baseline,
             rebuild: rebuild.as_ref(),
             dir,
         };
-        found.cases.extend(self.cases(&on_tree, planned));
+        let mut cases = self.cases(&on_tree, guard.as_ref(), planned);
+        let (how, fingerprints) = guarded(guard.as_ref(), &mut cases);
+        found.cases.extend(cases);
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
         }
@@ -240,27 +243,24 @@ impl Runner<'_> {
             kept: matrix.keep && built.is_some(),
             counts: baseline.counts,
             file_system: crate::walk::file_system::name(&root),
-            fingerprints: match matrix.guard {
-                Some(_) => 1 + 2 * planned.len() * self.arms.runs,
-                None => 1,
-            },
+            guard: how,
+            fingerprints,
             name,
         });
         Ok(())
     }
 
     /// Every planned case of one tree, judged, in plan order.
-    fn cases(&self, tree: &OnTree, planned: &[PlannedCase]) -> Vec<CaseOutcome> {
-        let guard = self.matrix.guard.map(|depth| Guard {
-            root: tree.root,
-            depth,
-            baseline: tree.baseline,
-            first_change: std::sync::Mutex::new(None),
-        });
+    fn cases(
+        &self,
+        tree: &OnTree,
+        guard: Option<&Guard>,
+        planned: &[PlannedCase],
+    ) -> Vec<CaseOutcome> {
         let one = |(i, case): (usize, &PlannedCase)| {
             let outcome = case::run_case(
                 self.arms,
-                guard.as_ref(),
+                guard,
                 tree.name,
                 tree.root,
                 tree.rebuild,
@@ -284,9 +284,28 @@ impl Runner<'_> {
 struct OnTree<'a> {
     name: &'a str,
     root: &'a Path,
-    baseline: &'a Fingerprint,
     rebuild: Option<&'a arm::Rebuild>,
     dir: &'a Path,
+}
+
+/// How the tree was guarded and how many fingerprints that took, once its final
+/// fingerprint has been compared: a change no arm was blamed for errs the last case.
+fn guarded(guard: Option<&Guard>, cases: &mut [CaseOutcome]) -> (Option<String>, usize) {
+    let Some(guard) = guard else {
+        return (None, 1);
+    };
+    if let (Some(mut changes), Some(last)) = (guard.finish(), cases.last_mut()) {
+        changes.insert(
+            0,
+            "(found by the tree's final fingerprint: no arm was seen making it)".into(),
+        );
+        last.verdict = crate::outcome::Verdict::TreeChanged {
+            arm: crate::outcome::Blame::Earlier,
+            changes,
+        };
+    }
+    let (how, fingerprints) = guard.report();
+    (Some(how), fingerprints)
 }
 
 /// How a repro line builds again a tree the run builds and removes.

@@ -174,6 +174,9 @@ fn trees(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
             thousands(c.symlinks),
             tree.path
         )?;
+        if let Some(guard) = &tree.guard {
+            writeln!(out, "  guard: {guard}")?;
+        }
     }
     for tree in &outcome.trees {
         for skipped in &tree.skipped {

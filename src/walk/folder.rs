@@ -200,6 +200,22 @@ impl Folder {
         }
     }
 
+    /// A path naming this very folder while it is held, for calls that take only a
+    /// path (inotify): `/proc/self/fd/N` for a folder held by descriptor on Linux,
+    /// the folder's path for the reference's.
+    pub fn own_path(&self) -> Option<PathBuf> {
+        match &self.0 {
+            #[cfg(target_os = "linux")]
+            Inner::Fast(fd) => {
+                use std::os::fd::AsRawFd;
+                Some(format!("/proc/self/fd/{}", fd.as_ref()?.as_raw_fd()).into())
+            }
+            Inner::Reference(path) => Some(path.path().to_path_buf()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// A listed entry's fields: those its listing gave, else a stat as the engine
     /// makes it.
     pub fn stat_named(&self, named: &Named, census: &Counters) -> Result<StatFields, StatError> {

@@ -19,6 +19,12 @@
 //! eqcheck-double walk-alter-line N ARGS  the same with 1 added to line N's size
 //! eqcheck-double touch REL ARGS...       appends a byte to REL under the tree (the
 //!                                        last argument), then prints `touched`
+//! eqcheck-double mutate KIND REL ARGS...  changes REL under the tree (the last
+//!                                        argument): KIND is create, delete, rename
+//!                                        (to REL.moved), chmod (to 0600), mtime (to
+//!                                        the epoch) or flood (creates REL/0 …
+//!                                        REL/9999 and removes them), then prints
+//!                                        `mutated`
 //! eqcheck-double lines N STEP            N numbered lines, line i showing i * STEP
 //! eqcheck-double linger FILE SECS        leaves a child behind that writes FILE after
 //!                                        SECS, then exits at once
@@ -131,6 +137,7 @@ fn main() -> ExitCode {
             println!("touched");
             ExitCode::SUCCESS
         }
+        Some("mutate") => mutate(&args[1..]),
         Some("no-statx") => no_statx(&args[1..]),
         Some(mode @ ("walk-drop-line" | "walk-alter-line")) => {
             let line: usize = args
@@ -404,4 +411,55 @@ fn no_statx(args: &[String]) -> ExitCode {
 fn no_statx(_args: &[String]) -> ExitCode {
     eprintln!("eqcheck-double: no-statx needs Linux (seccomp)");
     ExitCode::from(2)
+}
+
+/// `mutate KIND REL ... TREE`: one kind of change to the tree, for the guard's tests.
+fn mutate(args: &[String]) -> ExitCode {
+    let (Some(kind), Some(relative), Some(tree)) = (args.first(), args.get(1), args.last()) else {
+        eprintln!("eqcheck-double: mutate KIND REL ... TREE");
+        return ExitCode::from(2);
+    };
+    let path = std::path::Path::new(tree).join(relative);
+    let done = match kind.as_str() {
+        "create" => std::fs::write(&path, b"new"),
+        "delete" => std::fs::remove_file(&path),
+        "rename" => std::fs::rename(&path, path.with_extension("moved")),
+        "chmod" => set_mode(&path, 0o600),
+        "mtime" => std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH)),
+        "flood" => (0..10_000)
+            .try_for_each(|i| std::fs::write(path.join(i.to_string()), b""))
+            .and_then(|()| {
+                (0..10_000).try_for_each(|i| std::fs::remove_file(path.join(i.to_string())))
+            }),
+        other => {
+            eprintln!("eqcheck-double: no mutation {other}");
+            return ExitCode::from(2);
+        }
+    };
+    match done {
+        Ok(()) => {
+            println!("mutated");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("eqcheck-double: mutate {kind} {}: {err}", path.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(path: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(path: &std::path::Path, _mode: u32) -> std::io::Result<()> {
+    let mut permissions = std::fs::metadata(path)?.permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(path, permissions)
 }

@@ -51,6 +51,9 @@ pub enum Capability<'a> {
     LoopDevice,
     /// The running kernel knows this file system (`/proc/filesystems` lists it).
     KernelFileSystem(&'a str),
+    /// inotify's queue holds fewer events than this (`max_queued_events`), so a
+    /// flood of changes overflows it.
+    InotifyQueueBelow(u64),
 }
 
 impl Capability<'_> {
@@ -81,6 +84,12 @@ impl Capability<'_> {
             Capability::LoopDevice => loop_device_attaches(),
             Capability::KernelFileSystem(name) => std::fs::read_to_string("/proc/filesystems")
                 .is_ok_and(|known| known.lines().any(|l| l.split('\t').nth(1) == Some(name))),
+            Capability::InotifyQueueBelow(events) => {
+                std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+                    .ok()
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+                    .is_some_and(|n| n < events)
+            }
             // Users other than root and the owner are Unix ideas.
             #[cfg(not(unix))]
             Capability::Root | Capability::OthersCanReach(_) => false,
@@ -122,6 +131,10 @@ impl fmt::Display for Capability<'_> {
             Capability::KernelFileSystem(name) => write!(
                 f,
                 "needs a kernel that knows {name} (listed in /proc/filesystems)"
+            ),
+            Capability::InotifyQueueBelow(events) => write!(
+                f,
+                "needs an inotify queue shorter than {events} events (fs.inotify.max_queued_events)"
             ),
         }
     }
