@@ -427,3 +427,21 @@ pub fn write_errors(accounted: &Accounted, prefix: &str, out: &mut dyn Write) ->
     }
     Ok(())
 }
+
+/// What `eqcheck walk -a` prints for these entries, its errors after its lines, in
+/// this unit: how an engine's tests hold its walk to the reference's.
+#[cfg(test)]
+pub(crate) fn printed(entries: &[super::Entry], unit: Unit, options: super::ListOptions) -> String {
+    let du_options = DuOptions {
+        unit,
+        all: true,
+        follow_symlinks: options.follow_symlinks,
+        one_file_system: options.one_file_system,
+        ..DuOptions::default()
+    };
+    let accounted = account(entries, &du_options);
+    let mut out = Vec::new();
+    write_text(&accounted, &du_options, &mut out).expect("writing to memory");
+    write_errors(&accounted, "walk", &mut out).expect("writing to memory");
+    String::from_utf8_lossy(&out).into_owned()
+}

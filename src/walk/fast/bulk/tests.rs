@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::{list, BulkEntry, FolderListing, Platform};
 use crate::walk::census::{Counters, ListingCall};
-use crate::walk::du::{self, DuOptions, Unit};
+use crate::walk::du::{self, Unit};
 use crate::walk::stat::StatFields;
 use crate::walk::{reference, FileKind, ListOptions, Listed, StatError};
 
@@ -83,21 +83,6 @@ impl Platform for Portable {
     }
 }
 
-fn printed(entries: &[crate::walk::Entry], options: ListOptions) -> String {
-    let du_options = DuOptions {
-        unit: Unit::ApparentBytes,
-        all: true,
-        follow_symlinks: options.follow_symlinks,
-        one_file_system: options.one_file_system,
-        ..DuOptions::default()
-    };
-    let accounted = du::account(entries, &du_options);
-    let mut out = Vec::new();
-    du::write_text(&accounted, &du_options, &mut out).unwrap();
-    du::write_errors(&accounted, "walk", &mut out).unwrap();
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let at = |p: &str| dir.path().join(p);
@@ -130,7 +115,10 @@ fn the_bulk_walk_prints_what_the_reference_prints() {
         };
         let (bulk, _) = list::<Portable>(&operands, options);
         let oracle = reference::list(&operands, options);
-        let (bulk, oracle) = (printed(&bulk, options), printed(&oracle, options));
+        let (bulk, oracle) = (
+            du::printed(&bulk, Unit::ApparentBytes, options),
+            du::printed(&oracle, Unit::ApparentBytes, options),
+        );
         let first_difference = (bulk.lines().zip(oracle.lines())).find(|(a, b)| a != b);
         assert!(
             bulk == oracle,

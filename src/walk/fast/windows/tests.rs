@@ -8,7 +8,7 @@ use std::fs;
 
 use super::*;
 use crate::walk::census::Counters;
-use crate::walk::du::{self, DuOptions, Unit};
+use crate::walk::du::{self, Unit};
 use crate::walk::{reference, ListOptions};
 
 /// Entries in the big folder: more than one 64 KiB buffer holds (each record
@@ -153,22 +153,6 @@ fn each_step_forced_serves_its_folder_and_the_census_names_it() {
     }
 }
 
-/// What du would print for the walk's entries, every entry and disk usage.
-fn printed(entries: &[crate::walk::Entry], options: ListOptions) -> String {
-    let du_options = DuOptions {
-        unit: Unit::DiskBlocks,
-        all: true,
-        follow_symlinks: options.follow_symlinks,
-        one_file_system: options.one_file_system,
-        ..DuOptions::default()
-    };
-    let accounted = du::account(entries, &du_options);
-    let mut out = Vec::new();
-    du::write_text(&accounted, &du_options, &mut out).unwrap();
-    du::write_errors(&accounted, "walk", &mut out).unwrap();
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[test]
 fn the_walk_prints_what_the_reference_prints_and_counts_hard_links_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,7 +174,10 @@ fn the_walk_prints_what_the_reference_prints_and_counts_hard_links_once() {
         };
         let (fast, census) = crate::walk::fast::list(&operands, options);
         let oracle = reference::list(&operands, options);
-        let (fast, oracle) = (printed(&fast, options), printed(&oracle, options));
+        let (fast, oracle) = (
+            du::printed(&fast, Unit::DiskBlocks, options),
+            du::printed(&oracle, Unit::DiskBlocks, options),
+        );
         assert_eq!(fast, oracle, "-L {follow}, -x {one_fs}: (fast, reference)");
         let census = census.expect("the fast engine counts on Windows");
         assert_eq!(census.listed_by.served().len(), 1, "{census:?}");
