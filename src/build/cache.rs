@@ -106,7 +106,7 @@ impl Entry {
         std::fs::write(&recipe_path, recipe).map_err(error(&recipe_path))?;
         // tempdir_in makes a folder only its owner may enter; the arms may run as
         // another user, and a cache is no secret.
-        open_to_others(staging.path()).map_err(error(staging.path()))?;
+        crate::cleanup::open_to_others(staging.path()).map_err(error(staging.path()))?;
         match std::fs::rename(staging.path(), &self.path) {
             Ok(()) => {
                 // Renamed away: nothing left for the staging folder to remove.
@@ -122,17 +122,6 @@ impl Entry {
         }
         Ok(self.path.join(file_name(program)))
     }
-}
-
-#[cfg(unix)]
-fn open_to_others(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-}
-
-#[cfg(not(unix))]
-fn open_to_others(_path: &Path) -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -63,9 +63,9 @@ impl Scratch {
         }
         // The run's umask is not pinned yet: set each mode outright.
         let made = std::fs::create_dir(&folder)
-            .and_then(|()| open_to_others(&folder))
+            .and_then(|()| crate::cleanup::open_to_others(&folder))
             .and_then(|()| std::fs::copy(program, &copy))
-            .and_then(|_| open_to_others(&copy));
+            .and_then(|_| crate::cleanup::open_to_others(&copy));
         made.map_err(|source| MatrixError::ForUser {
             user: user.describe(),
             source,
@@ -75,7 +75,7 @@ impl Scratch {
 
     /// Lets the arm user through the scratch folder to its HOME and binary.
     pub fn open_to_arms(&self, user: &ArmUser) -> Result<(), MatrixError> {
-        open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
+        crate::cleanup::open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
             user: user.describe(),
             source,
         })?;
@@ -99,19 +99,6 @@ fn copied(arm: &Arm, copy: &Path) -> Arm {
         copied_from: Some(original.into()),
         ..arm.clone()
     }
-}
-
-/// Mode 0755, whatever the umask: root-owned (as eqcheck is when it copies), any
-/// user may enter or run it, none but root may change it.
-#[cfg(unix)]
-fn open_to_others(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-}
-
-#[cfg(not(unix))]
-fn open_to_others(_path: &Path) -> std::io::Result<()> {
-    Ok(())
 }
 
 impl Drop for Scratch {
