@@ -161,6 +161,26 @@ pub(crate) fn should_descend(
     true
 }
 
+/// What a folder with these fields holds without being listed: nothing to enter
+/// (not a folder, or on another device under `-x`), or, when links are followed,
+/// a folder already listed at another place (`claim` records a folder's identity
+/// as listed and says whether it was new). None: it is to be listed. Every engine
+/// decides this here.
+pub(crate) fn settled_without_listing(
+    fields: &StatFields,
+    root_dev: Option<u64>,
+    options: ListOptions,
+    claim: impl FnOnce(Identity) -> bool,
+) -> Option<Contents> {
+    if !should_descend(fields, root_dev, options) {
+        return Some(Contents::None);
+    }
+    match fields.identity() {
+        Some(id) if options.follow_symlinks && !claim(id) => Some(Contents::Elsewhere),
+        _ => None,
+    }
+}
+
 /// Stack size for the threads that walk, count or print a tree: every one of those
 /// recurses once per folder level. Only what is used is ever committed.
 const DEEP_STACK: usize = 1 << 30;

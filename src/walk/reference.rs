@@ -9,7 +9,7 @@ use std::io;
 use std::path::Path;
 
 use super::stat::StatFields;
-use super::{should_descend, Contents, Entry, Identity, ListOptions, StatError};
+use super::{settled_without_listing, Contents, Entry, Identity, ListOptions, StatError};
 
 #[cfg(windows)]
 mod by_handle;
@@ -117,15 +117,9 @@ fn contents_of(
     options: ListOptions,
     listed_once: &mut HashSet<Identity>,
 ) -> Contents {
-    if !should_descend(fields, root_dev, options) {
-        return Contents::None;
-    }
-    if options.follow_symlinks {
-        if let Some(id) = fields.identity() {
-            if !listed_once.insert(id) {
-                return Contents::Elsewhere;
-            }
-        }
+    let claim = |id| listed_once.insert(id);
+    if let Some(settled) = settled_without_listing(fields, root_dev, options, claim) {
+        return settled;
     }
     let opened = Shortened::new(path).and_then(|held| Ok((fs::read_dir(held.path())?, held)));
     let (reader, held) = match opened {

@@ -117,15 +117,7 @@ impl StatFields {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let time = |secs: i64, nanos: i64| {
-                Some(Field::new(
-                    Timestamp {
-                        secs,
-                        nanos: nanos as u32,
-                    },
-                    src,
-                ))
-            };
+            let time = |secs, nanos| stat_time(secs, nanos, src);
             StatFields {
                 kind: kind_of(meta.file_type()),
                 mode: Some(Field::new(meta.mode(), src)),
@@ -178,6 +170,18 @@ impl StatFields {
     }
 }
 
+/// A time as a stat struct gives it, seconds and nanoseconds, from `source`.
+#[cfg(unix)]
+fn stat_time(secs: i64, nanos: i64, source: Source) -> Option<Field<Timestamp>> {
+    Some(Field::new(
+        Timestamp {
+            secs,
+            nanos: nanos as u32,
+        },
+        source,
+    ))
+}
+
 /// A system time as a timestamp, when it is after the epoch.
 fn since_epoch(time: std::time::SystemTime, source: Source) -> Option<Field<Timestamp>> {
     let d = time.duration_since(std::time::UNIX_EPOCH).ok()?;
@@ -213,15 +217,7 @@ pub(crate) fn kind_of_file_type(file_type: rustix::fs::FileType) -> FileKind {
 #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
 pub(crate) fn from_fstatat(st: &rustix::fs::Stat) -> StatFields {
     let src = Source::Fstatat;
-    let time = |secs: i64, nanos: i64| {
-        Some(Field::new(
-            Timestamp {
-                secs,
-                nanos: nanos as u32,
-            },
-            src,
-        ))
-    };
+    let time = |secs, nanos| stat_time(secs, nanos, src);
     let mode = u32::from(st.st_mode);
     // Only macOS's stat carries the birth time.
     #[cfg(target_os = "macos")]

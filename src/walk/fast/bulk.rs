@@ -19,7 +19,10 @@ use rayon::prelude::*;
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
 use crate::walk::StatError;
-use crate::walk::{should_descend, Contents, Entry, FileKind, Identity, ListOptions, Listed};
+use crate::walk::{
+    settled_without_listing, should_descend, Contents, Entry, FileKind, Identity, ListOptions,
+    Listed,
+};
 
 /// A folder with at least this many entries has its stats spread over the pool.
 const CHUNKED_FOLDER: usize = 1024;
@@ -136,15 +139,9 @@ impl<P: Platform> Walker<P> {
         fields: &StatFields,
         root_dev: Option<u64>,
     ) -> Opened<P::Folder> {
-        if !should_descend(fields, root_dev, self.options) {
-            return Opened::Settled(Contents::None);
-        }
-        if self.options.follow_symlinks {
-            if let Some(id) = fields.identity() {
-                if !self.listed_once.lock().expect("claims lock").insert(id) {
-                    return Opened::Settled(Contents::Elsewhere);
-                }
-            }
+        let claim = |id| self.listed_once.lock().expect("claims lock").insert(id);
+        if let Some(settled) = settled_without_listing(fields, root_dev, self.options, claim) {
+            return Opened::Settled(settled);
         }
         match P::open(parent, name, self.options.follow_symlinks) {
             Ok(folder) => Opened::Folder(folder),

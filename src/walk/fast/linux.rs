@@ -37,7 +37,9 @@ use rustix::fs::{Mode, OFlags, CWD};
 
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
-use crate::walk::{should_descend, Contents, Entry, Identity, ListOptions, Listed};
+use crate::walk::{
+    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
+};
 use listing::{first_batch, Listing, Named};
 use stat::{kind_of_type, stat_entry};
 
@@ -113,15 +115,9 @@ impl Walker {
         fields: &StatFields,
         root_dev: Option<u64>,
     ) -> Opened {
-        if !should_descend(fields, root_dev, self.options) {
-            return Opened::Settled(Contents::None);
-        }
-        if self.options.follow_symlinks {
-            if let Some(id) = fields.identity() {
-                if !self.listed_once.lock().expect("claims lock").insert(id) {
-                    return Opened::Settled(Contents::Elsewhere);
-                }
-            }
+        let claim = |id| self.listed_once.lock().expect("claims lock").insert(id);
+        if let Some(settled) = settled_without_listing(fields, root_dev, self.options, claim) {
+            return Opened::Settled(settled);
         }
         open_subfolder(parent, name, self.options.follow_symlinks)
     }
