@@ -17,14 +17,28 @@ use crate::outcome::Host;
 /// The longest `--version` may take; the arm's own timeout when shorter.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The architecture a program file is built for, as its header names it; a
-/// universal Mach-O names each of its slices (`universal: x86_64, aarch64`).
-pub fn architecture(program: &Path) -> Option<String> {
-    let data = std::fs::read(program).ok()?;
-    architecture_of(&data)
+/// A program file as the reports name it, read once: its size, its sha256 and the
+/// architecture its header names.
+pub struct ProgramFile {
+    pub size: u64,
+    pub sha256: String,
+    pub architecture: Option<String>,
 }
 
-/// The architecture of a program file's bytes.
+/// The program file at `program`, if it can be read.
+pub fn program_file(program: &Path) -> Option<ProgramFile> {
+    use sha2::{Digest, Sha256};
+    let data = std::fs::read(program).ok()?;
+    let digest = Sha256::digest(&data);
+    Some(ProgramFile {
+        size: data.len() as u64,
+        sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+        architecture: architecture_of(&data),
+    })
+}
+
+/// The architecture a program file's bytes are built for, as its header names it;
+/// a universal Mach-O names each of its slices (`universal: x86_64, aarch64`).
 pub fn architecture_of(data: &[u8]) -> Option<String> {
     let arches: Vec<object::Architecture> = match object::FileKind::parse(data).ok()? {
         object::FileKind::MachOFat32 => fat_arches::<object::macho::FatArch32>(data)?,
@@ -197,7 +211,12 @@ mod tests {
     #[test]
     fn this_very_test_binary_is_built_for_this_machine() {
         let me = std::env::current_exe().unwrap();
-        assert_eq!(architecture(&me).as_deref(), Some(std::env::consts::ARCH));
+        let file = program_file(&me).unwrap();
+        assert_eq!(file.architecture.as_deref(), Some(std::env::consts::ARCH));
+        assert_eq!(file.size, std::fs::metadata(&me).unwrap().len());
+        let digest = crate::matrix::compare::digest_file(&me).unwrap();
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(file.sha256, hex);
         assert_eq!(architecture_of(b"#!/bin/sh\necho hi\n"), None);
         assert_eq!(architecture_of(&[]), None);
     }

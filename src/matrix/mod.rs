@@ -356,21 +356,15 @@ fn audit(flag_sets: &FlagSetFile, cases: &[CaseOutcome]) -> Vec<RuleAudit> {
 /// arm user could not reach it.
 fn arm_info(arm: &Arm, ran: &Arm, user: &str, host: &Host, timeout: Duration) -> ArmInfo {
     let binary = arm.command.first().and_then(|p| arm::locate_program(p));
-    let sha256 = binary
-        .as_deref()
-        .and_then(|b| compare::digest_file(b).ok())
-        .map(|d| d.iter().map(|b| format!("{b:02x}")).collect());
-    let architecture = binary.as_deref().and_then(identity::architecture);
+    let file = binary.as_deref().and_then(identity::program_file);
+    let architecture = file.as_ref().and_then(|f| f.architecture.clone());
     let (translated, execution) = identity::execution(arm, architecture.as_deref(), host);
     ArmInfo {
         command: arm.command.clone(),
         argv0: ran.argv0.clone(),
-        size: binary
-            .as_deref()
-            .and_then(|b| std::fs::metadata(b).ok())
-            .map(|m| m.len()),
+        size: file.as_ref().map(|f| f.size),
         binary: binary.map(|b| b.display().to_string()),
-        sha256,
+        sha256: file.map(|f| f.sha256),
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),
         user: user.to_string(),
         runner: arm.runner.as_ref().map(|r| r.command.clone()),
