@@ -8,6 +8,7 @@
 //! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
+pub mod bench;
 pub mod build;
 pub mod cleanup;
 pub mod cli;

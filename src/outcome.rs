@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod bench;
 mod shard;
 pub use shard::{Partition, PartitionHow, Shard};
 

@@ -4,6 +4,7 @@
 //! module tests one subcommand end to end.
 
 mod arms;
+mod bench;
 mod big_outputs;
 mod corners;
 mod filesystems;

@@ -4,6 +4,7 @@
 //! The shell completions and the man page are generated here from the same
 //! definition, so they cannot fall behind the flags.
 
+mod bench;
 mod built;
 mod probe;
 
@@ -56,6 +57,10 @@ enum Command {
     /// Join the JSON reports of a partitioned run's shards into the whole run's
     /// reports; exits as the whole run would.
     Merge(MergeArgs),
+    /// Time A (the reference) against B (the candidate) in alternating rounds over
+    /// the same trees and sets as run, checking every run's output against A's
+    /// first; without --sets, only the first set of the flag-set file is timed.
+    Bench(Box<bench::BenchArgs>),
 }
 
 /// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
@@ -72,8 +77,35 @@ Examples:
   # Is GNU du's output deterministic? Run it against itself and keep a JSON report
   eqcheck --ref du --self-check --tree basic --json report.json";
 
+/// `eqcheck run`'s arguments: the shared ones, and the matrix's own.
 #[derive(Args, Debug, Default)]
 struct RunArgs {
+    #[command(flatten)]
+    subject: SubjectArgs,
+    /// Run each arm K times per case; an arm that disagrees with itself is flaky.
+    #[arg(long, value_name = "K")]
+    runs: Option<usize>,
+    /// Run the reference against itself (3 runs unless --runs), to show the matrix
+    /// is deterministic before trusting a verdict.
+    #[arg(long)]
+    self_check: bool,
+    /// Cases run at once (default: the number of cores).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    reports: ReportArgs,
+    /// Run only the M-th of N shards of the cases, for a CI job matrix: by a hash
+    /// of each case id, or in turn; `eqcheck merge` joins the shards' JSON reports.
+    #[arg(long, value_name = "hash:M/N|count:M/N")]
+    partition: Option<String>,
+    /// Leave the built trees in place and print where they are.
+    #[arg(long)]
+    keep: bool,
+}
+
+/// What is run, on what, and how: the options `run` and `bench` share.
+#[derive(Args, Debug, Default)]
+struct SubjectArgs {
     /// A tree from trees/ by name, or an existing folder (never written to). Repeatable.
     #[arg(long = "tree", value_name = "NAME|PATH")]
     trees: Vec<String>,
@@ -86,13 +118,6 @@ struct RunArgs {
     /// the built-in file named after the reference program, else walk.
     #[arg(long, value_name = "NAME|FILE")]
     flagsets: Option<String>,
-    /// Run each arm K times per case; an arm that disagrees with itself is flaky.
-    #[arg(long, value_name = "K")]
-    runs: Option<usize>,
-    /// Run the reference against itself (3 runs unless --runs), to show the matrix
-    /// is deterministic before trusting a verdict.
-    #[arg(long)]
-    self_check: bool,
     /// The reference arm, split shell-word style; `{tree}` is replaced by the tree's path.
     #[arg(long = "ref", value_name = "CMD ARGS")]
     reference: Option<String>,
@@ -104,14 +129,9 @@ struct RunArgs {
     /// --cand, the candidate is the same program built from the working tree.
     #[arg(long, value_name = "REV", conflicts_with = "reference")]
     ref_rev: Option<String>,
-    /// Cases run at once (default: the number of cores).
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
-    jobs: Option<usize>,
     /// Seconds an arm may run before its process group is killed. [default: 60]
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
-    #[command(flatten)]
-    reports: ReportArgs,
     /// When eqcheck runs as root, run the arms as this user (default: uid/gid 65534).
     #[arg(long, value_name = "NAME|UID", conflicts_with = "as_root")]
     as_user: Option<String>,
@@ -136,13 +156,6 @@ struct RunArgs {
     /// program file name, such as `du` for `old/du` and `new/du`.
     #[arg(long, value_name = "NAME")]
     argv0: Option<String>,
-    /// Run only the M-th of N shards of the cases, for a CI job matrix: by a hash
-    /// of each case id, or in turn; `eqcheck merge` joins the shards' JSON reports.
-    #[arg(long, value_name = "hash:M/N|count:M/N")]
-    partition: Option<String>,
-    /// Leave the built trees in place and print where they are.
-    #[arg(long)]
-    keep: bool,
     /// The project config to use instead of an eqcheck.toml in the working folder
     /// (only that folder is searched, never its parents).
     #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
@@ -308,6 +321,13 @@ enum TreesCommand {
 
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
 pub fn main() -> Result<u8, Failure> {
+    #[cfg(unix)]
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::bench::spawner::SPAWNER_ARGUMENT)
+    {
+        return Ok(crate::bench::spawner::serve());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -329,45 +349,84 @@ pub fn main() -> Result<u8, Failure> {
         Some(Command::Man) => man().map_err(Failure::harness),
         Some(Command::Probe(args)) => probe::probe(args),
         Some(Command::Merge(args)) => merge(args),
+        Some(Command::Bench(args)) => bench::bench(*args),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }
 }
 
 fn run(args: RunArgs) -> Result<u8, Failure> {
-    let project_file =
-        file::find(args.config.as_deref(), args.no_config).map_err(Failure::usage)?;
     let mode = RunMode {
         self_check: args.self_check,
-        as_root: args.as_root,
+        as_root: args.subject.as_root,
     };
-    let from_file = project_file.as_ref().map(|f| f.options.clone());
-    let options = settings::merge(given(&args), from_file.unwrap_or_default(), mode);
-    let extras = resolve::RunExtras {
-        mode,
-        keep: args.keep,
-        config: project_file.as_ref().map(|f| f.path.display().to_string()),
-        partition: (args.partition.clone()).map(|p| Given::flag("--partition", p)),
-    };
-    let mut matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
-        // Not a mistake of the user's: this process cannot find its own file.
-        resolve::SettingsError::OwnExe(_) => Failure::harness(err),
-        _ => Failure::usage(err),
-    })?;
-    // A revision that names no commit is a usage error before anything is made.
-    let to_build = built::locate(&matrix)?;
+    let mut layer = given(&args.subject);
+    layer.runs = args.runs.map(|n| Given::flag("--runs", n));
+    layer.jobs = args.jobs.map(|n| Given::flag("--jobs", n));
+    let partition = (args.partition.clone()).map(|p| Given::flag("--partition", p));
+    let resolved = resolve_subject(&args.subject, layer, mode, args.keep, partition)?;
     // A bad report path is a usage error before any arm runs (or any build), not
     // after the whole matrix.
     let reports = args.reports.open()?;
-    if let Some(to_build) = to_build {
-        built::build_arms(&mut matrix, &to_build)?;
-    }
+    let matrix = resolved.build_arms()?;
     let outcome = crate::matrix::run(&matrix, reports.progress());
     reports.end_progress();
     crate::cleanup::exit_if_interrupted();
     let outcome = outcome.map_err(Failure::harness)?;
     reports.write(&outcome).map_err(Failure::harness)?;
     Ok(outcome.exit_code())
+}
+
+/// A matrix resolved from the command line over the project config, with what
+/// `--ref-rev` still has to build.
+struct Resolved {
+    matrix: crate::matrix::Matrix,
+    to_build: Option<built::ToBuild>,
+    /// The merged options, for what a subcommand decides from them.
+    options: Layer,
+}
+
+/// Merges the command line's layer over the project config's and resolves it; a
+/// revision that names no commit is a usage error before anything is made.
+fn resolve_subject(
+    subject: &SubjectArgs,
+    layer: Layer,
+    mode: RunMode,
+    keep: bool,
+    partition: Option<Given<String>>,
+) -> Result<Resolved, Failure> {
+    let project_file =
+        file::find(subject.config.as_deref(), subject.no_config).map_err(Failure::usage)?;
+    let from_file = project_file.as_ref().map(|f| f.options.clone());
+    let options = settings::merge(layer, from_file.unwrap_or_default(), mode);
+    let extras = resolve::RunExtras {
+        mode,
+        keep,
+        config: project_file.as_ref().map(|f| f.path.display().to_string()),
+        partition,
+    };
+    let matrix = resolve::resolve(&options, &extras).map_err(|err| match err {
+        // Not a mistake of the user's: this process cannot find its own file.
+        resolve::SettingsError::OwnExe(_) => Failure::harness(err),
+        _ => Failure::usage(err),
+    })?;
+    let to_build = built::locate(&matrix)?;
+    Ok(Resolved {
+        matrix,
+        to_build,
+        options,
+    })
+}
+
+impl Resolved {
+    /// Builds the arms `--ref-rev` asked for, if any: the matrix, ready to run.
+    fn build_arms(self) -> Result<crate::matrix::Matrix, Failure> {
+        let mut matrix = self.matrix;
+        if let Some(to_build) = self.to_build {
+            built::build_arms(&mut matrix, &to_build)?;
+        }
+        Ok(matrix)
+    }
 }
 
 fn merge(args: MergeArgs) -> Result<u8, Failure> {
@@ -381,8 +440,9 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     Ok(whole.exit_code())
 }
 
-/// The run options the command line gives, each tagged with its flag.
-fn given(args: &RunArgs) -> Layer {
+/// The run options the command line gives, each tagged with its flag (`--runs`
+/// and `--jobs` are `run`'s own, and set there).
+fn given(args: &SubjectArgs) -> Layer {
     let text = |flag, value: &Option<String>| value.clone().map(|v| Given::flag(flag, v));
     Layer {
         reference: text("--ref", &args.reference),
@@ -393,8 +453,8 @@ fn given(args: &RunArgs) -> Layer {
             .map(|t| Given::flag("--tree", t.clone()))
             .collect(),
         timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
-        runs: args.runs.map(|n| Given::flag("--runs", n)),
-        jobs: args.jobs.map(|n| Given::flag("--jobs", n)),
+        runs: None,
+        jobs: None,
         guard: args
             .guard
             .map(|guard| Given::flag("--guard", Guard::from(guard))),

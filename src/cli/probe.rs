@@ -48,7 +48,7 @@ pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let candidate = match &args.candidate {
         Some(text) => {
             let given = Given::flag("--cand", text.clone());
-            Candidate::Lister(resolve::lister(&given).map_err(Failure::usage)?)
+            Candidate::Lister(resolve::program_command(&given).map_err(Failure::usage)?)
         }
         None => Candidate::Engine(match args.engine {
             Some(EngineArg::Reference) => Engine::Reference,

@@ -192,17 +192,10 @@ pub fn run_arm(
 ) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
-    let home = dir.join("home");
-    if cleanup::interrupted() {
-        return Captured::failed("interrupted".into());
-    }
-    let fresh = cleanup::remove_tree(&home)
-        .and_then(|()| std::fs::create_dir(&home))
-        .and_then(|()| give_to(&home, &env.user));
-    if let Err(err) = fresh {
-        return Captured::failed(format!("cannot make {}: {err}", home.display()));
-    }
-    let env = env.with_home(&home);
+    let (env, home) = match fresh_home(env, dir) {
+        Ok(fresh) => fresh,
+        Err(error) => return Captured::failed(error),
+    };
     let started = Instant::now();
     let status = spawn_and_wait(argv, argv0, &env, &home, &stdout, &stderr);
     Captured {
@@ -210,6 +203,46 @@ pub fn run_arm(
         stdout,
         stderr,
         duration: started.elapsed(),
+    }
+}
+
+/// A fresh empty `HOME` at `dir/home` (made anew, so no run sees what another
+/// wrote there) and the environment that points the arm at it; `Err` says why not,
+/// or that eqcheck is being interrupted.
+pub fn fresh_home(env: &ArmEnvironment, dir: &Path) -> Result<(ArmEnvironment, PathBuf), String> {
+    let home = dir.join("home");
+    if cleanup::interrupted() {
+        return Err("interrupted".into());
+    }
+    let fresh = cleanup::remove_tree(&home)
+        .and_then(|()| std::fs::create_dir(&home))
+        .and_then(|()| give_to(&home, &env.user));
+    if let Err(err) = fresh {
+        return Err(format!("cannot make {}: {err}", home.display()));
+    }
+    Ok((env.with_home(&home), home))
+}
+
+/// What every arm's process gets before it starts, whoever spawns it: the name it
+/// sees as its own, a process group of its own (so all it starts can be killed
+/// with it), and the arm user's identity.
+pub fn prepare_arm_process(command: &mut std::process::Command, argv0: &str, user: &ArmUser) {
+    named(command, argv0);
+    own_process_group(command);
+    run_as(command, user);
+}
+
+/// The hint for a program the arm user could not start.
+pub fn spawn_hint(err: &std::io::Error, user: &ArmUser) -> String {
+    match user {
+        ArmUser::Unprivileged { name, .. }
+            if err.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            format!(
+                " (arms run as {name}: make the program reachable by that user, or pass --as-root)"
+            )
+        }
+        _ => String::new(),
     }
 }
 
@@ -239,23 +272,14 @@ fn spawn_and_wait(
             let user = env.user.clone();
             let argv0 = argv0.to_string();
             move |command| {
-                named(command, &argv0);
-                own_process_group(command);
-                run_as(command, &user);
+                prepare_arm_process(command, &argv0, &user);
                 Ok(())
             }
         });
     let handle = match expression.start() {
         Ok(handle) => handle,
         Err(err) => {
-            let hint = match &env.user {
-                ArmUser::Unprivileged { name, .. }
-                    if err.kind() == std::io::ErrorKind::PermissionDenied =>
-                {
-                    format!(" (arms run as {name}: make the program reachable by that user, or pass --as-root)")
-                }
-                _ => String::new(),
-            };
+            let hint = spawn_hint(&err, &env.user);
             return ArmStatus::SpawnFailed {
                 error: format!("{}: {err}{hint}", program.to_string_lossy()),
             };
@@ -335,7 +359,7 @@ fn run_as(command: &mut std::process::Command, user: &ArmUser) {
 fn run_as(_command: &mut std::process::Command, _user: &ArmUser) {}
 
 #[cfg(unix)]
-fn status_of(status: std::process::ExitStatus) -> ArmStatus {
+pub fn status_of(status: std::process::ExitStatus) -> ArmStatus {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ArmStatus::Exited { code },
@@ -347,7 +371,7 @@ fn status_of(status: std::process::ExitStatus) -> ArmStatus {
 }
 
 #[cfg(not(unix))]
-fn status_of(status: std::process::ExitStatus) -> ArmStatus {
+pub fn status_of(status: std::process::ExitStatus) -> ArmStatus {
     ArmStatus::Exited {
         code: status.code().unwrap_or(-1),
     }

@@ -15,7 +15,7 @@ use crate::outcome::{Blame, Verdict};
 /// The tree-identity guard of one tree: its fingerprint before any arm ran, its
 /// watch if it has one, and the first change seen, so later cases can say the tree
 /// was already changed.
-pub(super) struct Guard<'a> {
+pub(crate) struct Guard<'a> {
     root: &'a Path,
     depth: fingerprint::Depth,
     baseline: &'a Fingerprint,

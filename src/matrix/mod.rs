@@ -7,10 +7,10 @@ pub mod arm;
 mod case;
 pub mod compare;
 pub mod exec;
-mod guard;
+pub(crate) mod guard;
 pub mod identity;
 pub mod plan;
-mod scratch;
+pub(crate) mod scratch;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -104,14 +104,27 @@ pub enum MatrixError {
         folder: PathBuf,
         mode: u32,
     },
+    #[error("cannot start the process that starts the bench's timed runs")]
+    Launcher(#[source] std::io::Error),
     #[error("cannot start {jobs} worker threads")]
     Pool {
         jobs: usize,
         source: rayon::ThreadPoolBuildError,
     },
 }
-/// Runs every case and returns what was found.
-pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
+/// What every run of the arms needs before the first one (the matrix's, the
+/// bench's): the run's scratch folder, the arms as they will run (copied where the
+/// arm user cannot reach them), and their pinned environment.
+pub(crate) struct Prepared {
+    pub scratch: Scratch,
+    pub reference: Arm,
+    pub candidate: Arm,
+    pub env: ArmEnvironment,
+}
+
+/// Makes the scratch folder and the arms ready, and the umask pinned, with the
+/// temp trees cleaned up on an interrupt from now on.
+pub(crate) fn prepare(matrix: &Matrix) -> Result<Prepared, MatrixError> {
     cleanup::on_interrupt_clean_up();
     let scratch = Scratch::new()?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
@@ -120,6 +133,49 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
     let mut env = ArmEnvironment::pinned(matrix.user.clone(), matrix.timeout);
     env.set(matrix.flag_sets.env.iter().chain(&matrix.env));
     pin_umask();
+    Ok(Prepared {
+        scratch,
+        reference,
+        candidate,
+        env,
+    })
+}
+
+/// A tree ready for the arms: its name, its root, and, when it was built from a
+/// spec, the built tree (removed when dropped, unless kept).
+pub(crate) struct OpenTree {
+    pub name: String,
+    pub built: Option<BuiltTree>,
+    pub root: PathBuf,
+}
+
+/// Builds a spec tree fresh, or takes an existing folder where it is.
+pub(crate) fn open_tree(source: &TreeSource) -> Result<OpenTree, MatrixError> {
+    Ok(match source {
+        TreeSource::Spec(spec) => {
+            let built = fixtures::build_temp(spec)?;
+            OpenTree {
+                name: spec.name.clone(),
+                root: built.path().to_path_buf(),
+                built: Some(built),
+            }
+        }
+        TreeSource::Existing { name, path } => OpenTree {
+            name: name.clone(),
+            built: None,
+            root: path.clone(),
+        },
+    })
+}
+
+/// Runs every case and returns what was found.
+pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
+    let Prepared {
+        scratch,
+        reference,
+        candidate,
+        env,
+    } = prepare(matrix)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(matrix.jobs)
         .build()
@@ -202,15 +258,11 @@ impl Runner<'_> {
         found: &mut Found,
     ) -> Result<(), MatrixError> {
         let matrix = self.matrix;
-        let (name, mut built) = match source {
-            TreeSource::Spec(spec) => (spec.name.clone(), Some(fixtures::build_temp(spec)?)),
-            TreeSource::Existing { name, .. } => (name.clone(), None),
-        };
-        let root = match (&built, source) {
-            (Some(tree), _) => tree.path().to_path_buf(),
-            (None, TreeSource::Existing { path, .. }) => path.clone(),
-            (None, TreeSource::Spec(_)) => unreachable!("a spec tree is always built"),
-        };
+        let OpenTree {
+            name,
+            mut built,
+            root,
+        } = open_tree(source)?;
         // The first fingerprint reads every folder once, which also settles
         // directory atimes before the first arm looks.
         let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());

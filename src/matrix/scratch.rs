@@ -13,7 +13,7 @@ use crate::cleanup;
 
 /// The run's own temp folder (arm output, the arms' HOME), removed at the end or on
 /// interrupt.
-pub(super) struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
     pub fn new() -> Result<Scratch, MatrixError> {

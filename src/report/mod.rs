@@ -5,6 +5,7 @@
 //! complete (`destination.rs`), at most one report takes stdout, and the terminal
 //! report and GitHub annotations move to stderr when one does.
 
+pub mod bench;
 mod destination;
 pub mod github;
 pub mod json;
@@ -275,6 +276,50 @@ impl Reports {
                 github::write_annotations(outcome, &mut io::stdout().lock())
             };
             results.push(("GitHub annotations", annotated));
+        }
+        for (format, result) in results {
+            match result {
+                Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                    return Err(ReportError::Write {
+                        format,
+                        source: err,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Reports {
+    /// The progress line a bench shows between its runs.
+    pub fn bench_progress(&self) -> &dyn crate::outcome::bench::BenchProgress {
+        &self.progress
+    }
+
+    /// Writes a bench's reports: its warnings go under its table; the table on the
+    /// terminal (stderr when a report holds stdout), then the JSON and Markdown
+    /// files. All are attempted; the first failure is returned.
+    pub fn write_bench(
+        mut self,
+        outcome: &crate::outcome::bench::BenchOutcome,
+    ) -> Result<(), ReportError> {
+        self.progress.clear();
+        let aligned = bench::Layout::Aligned;
+        let text = match self.stdout_taken {
+            true => bench::write_table(outcome, aligned, &mut io::stderr().lock()),
+            false => bench::write_table(outcome, aligned, &mut io::stdout().lock()),
+        };
+        let mut results = vec![("text", text)];
+        if let Some(mut out) = self.json.take() {
+            let written = bench::write_json(outcome, out.writer()).and_then(|()| out.finish());
+            results.push(("JSON", written));
+        }
+        if let Some(mut out) = self.markdown.take() {
+            let written = bench::write_table(outcome, bench::Layout::Markdown, out.writer())
+                .and_then(|()| out.finish());
+            results.push(("Markdown", written));
         }
         for (format, result) in results {
             match result {

@@ -96,6 +96,27 @@ impl Progress for Bar {
     }
 }
 
+/// A bench counts rounds of the tree being timed, not cases.
+impl crate::outcome::bench::BenchProgress for Bar {
+    fn round(&self, tree: &str, round: usize, rounds: usize, warmup: bool) {
+        let Some(bar) = &self.bar else {
+            return;
+        };
+        if round == 1 {
+            let style = ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:30}] round {pos}/{len}  {msg}",
+            )
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style);
+        }
+        bar.set_length(rounds as u64);
+        bar.set_position(round as u64);
+        let warm = if warmup { " (warm-up)" } else { "" };
+        bar.set_message(format!("{tree}{warm}"));
+    }
+}
+
 /// `edge · 2 order-only, 1 differs`: the tree and every non-identical count so far.
 fn message(seen: &Seen) -> String {
     let counts: Vec<String> = VerdictKind::ALL

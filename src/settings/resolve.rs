@@ -240,8 +240,9 @@ pub fn trees(named: &[Given<String>]) -> Result<Vec<TreeSource>, SettingsError> 
     Ok(trees)
 }
 
-/// A lister's command for `probe --cand`: split and its program found, as an arm's.
-pub fn lister(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
+/// A command other than an arm's (`probe --cand`'s lister, `bench --baseline`):
+/// split and its program found, as an arm's.
+pub fn program_command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
     Ok(arm(given)?.command)
 }
 

@@ -6,6 +6,13 @@
 //! eqcheck-double print TEXT              TEXT (with \n and \t escapes) on stdout
 //! eqcheck-double exit CODE [TEXT]        TEXT as `print` does, then exits with CODE
 //! eqcheck-double sleep SECS              sleeps, then prints `woke`
+//! eqcheck-double burn SECS               spins until it has used SECS of CPU
+//!                                        (Unix; elsewhere SECS of wall time),
+//!                                        then prints `burned`
+//! eqcheck-double burn-child SECS         runs `burn SECS` as a child, waits for
+//!                                        it, then prints `burned`
+//! eqcheck-double allocate MIB            fills MIB MiB of memory, then prints
+//!                                        `allocated`
 //! eqcheck-double dump [PLANTS...] TREE   one JSON record per entry of TREE, as
 //!                                        `eqcheck probe --cand` reads them, with
 //!                                        faults planted on request (double/dump.rs)
@@ -88,6 +95,34 @@ fn main() -> ExitCode {
             println!("woke");
             ExitCode::SUCCESS
         }
+        Some("burn") => {
+            burn(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1.0));
+            println!("burned");
+            ExitCode::SUCCESS
+        }
+        Some("burn-child") => {
+            let me = std::env::current_exe().expect("own path");
+            let secs = args.get(1).map_or("1", String::as_str);
+            let status = Command::new(me).args(["burn", secs]).output();
+            match status {
+                Ok(out) if out.status.success() => {
+                    println!("burned");
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(3),
+            }
+        }
+        Some("allocate") => {
+            let mib: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+            let mut memory = vec![0u8; mib << 20];
+            // Every page written, so every page is resident.
+            for page in memory.chunks_mut(4096) {
+                page[0] = 1;
+            }
+            std::hint::black_box(&memory);
+            println!("allocated");
+            ExitCode::SUCCESS
+        }
         Some("complain") => complain(&args[1..]),
         #[cfg(unix)]
         Some("dump") => dump::dump(&args[1..]),
@@ -150,6 +185,34 @@ fn main() -> ExitCode {
             eprintln!("eqcheck-double: unknown request {args:?}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Spins until the process has used `secs` of CPU time.
+#[cfg(unix)]
+fn burn(secs: f64) {
+    let used = || {
+        // SAFETY: rusage is plain data; getrusage fills it.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    };
+    let mut spin = 0u64;
+    while used() < secs {
+        for _ in 0..10_000 {
+            spin = std::hint::black_box(spin.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+}
+
+/// Spins for `secs` of wall time, where no CPU clock is read.
+#[cfg(not(unix))]
+fn burn(secs: f64) {
+    let start = std::time::Instant::now();
+    let mut spin = 0u64;
+    while start.elapsed().as_secs_f64() < secs {
+        spin = std::hint::black_box(spin.wrapping_add(1));
     }
 }
 

@@ -1,0 +1,305 @@
+//! `eqcheck bench` end to end, with doubles of known cost: a 50 ms sleep against a
+//! 100 ms one, a CPU burner in the arm's own process and in a child, a program
+//! that fills 96 MiB. The tolerances are wide enough for a loaded 2-core machine
+//! and narrow enough that a wrong figure (wall time reported as CPU, a child's
+//! CPU lost, the sides swapped, eqcheck's own memory reported as the arm's)
+//! fails. Also: alternation and interleaving in the JSON, wrong output shown as
+//! wrong and kept out of the figures, warm-up rounds left out, the baseline, the
+//! prepare command, timed-out runs, and a candidate that edits the tree.
+
+use std::path::Path;
+
+use crate::util::{assert_exit, double, json_report, run, temp_dir, written, Output};
+
+/// One set, no arguments: every timed run is the arm's own command and the tree.
+const ONE_SET: &str = "[timing]\n(none)\n";
+
+/// Runs a bench of `a` against `b` over an empty folder, JSON on stdout.
+fn bench(a: &str, b: &str, extra: &[&str]) -> Output {
+    let dir = temp_dir();
+    let sets = written(dir.path(), "timing.sets", ONE_SET);
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let tree = tree.to_string_lossy().into_owned();
+    let mut args = vec!["bench", "--ref", a, "--cand", b, "--flagsets", &sets];
+    args.extend(["--tree", &tree, "--json", "-"]);
+    args.extend(extra);
+    run(args)
+}
+
+fn row(report: &serde_json::Value) -> &serde_json::Value {
+    &report["trees"][0]["rows"][0]
+}
+
+fn median(figures: &serde_json::Value, figure: &str) -> f64 {
+    figures[figure]["median"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no median {figure} in {figures}"))
+}
+
+#[test]
+fn medians_and_the_ratio_come_out_of_a_50_ms_and_a_100_ms_sleep() {
+    let out = bench(
+        &double("sleep 0.05"),
+        &double("sleep 0.1"),
+        &["--rounds", "5"],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let row = row(&report);
+    let (a, b) = (median(&row["a"], "wall_ms"), median(&row["b"], "wall_ms"));
+    assert!((50.0..90.0).contains(&a), "A's wall median {a} ms\n{out}");
+    assert!((100.0..140.0).contains(&b), "B's wall median {b} ms\n{out}");
+    let ratio = row["ratio"]["wall"]["median"].as_f64().unwrap();
+    assert!((1.4..2.0).contains(&ratio), "B/A {ratio}\n{out}");
+    // Sleeping costs next to no CPU: the CPU figure is not the wall time.
+    assert!(median(&row["a"], "cpu_ms") < 25.0, "{out}");
+    assert_eq!(row["a"]["counted"], 5, "{out}");
+    let by_round = row["ratio"]["wall_by_round"].as_array().unwrap();
+    assert_eq!(by_round.len(), 5, "{out}");
+    let table = String::from_utf8_lossy(&out.stderr);
+    for column in [
+        "Tree", "Variant", "Wall A", "Wall B", "CPU A", "CPU B", "Peak A", "Peak B", "B/A",
+    ] {
+        assert!(
+            table.contains(column),
+            "no column {column} in the table\n{out}"
+        );
+    }
+}
+
+#[test]
+fn swapping_a_and_b_inverts_the_ratio() {
+    let out = bench(
+        &double("sleep 0.1"),
+        &double("sleep 0.05"),
+        &["--rounds", "3"],
+    );
+    assert_exit(&out, 0);
+    let ratio = row(&json_report(&out))["ratio"]["wall"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!((0.5..0.72).contains(&ratio), "B/A {ratio}\n{out}");
+}
+
+#[test]
+fn cpu_counts_the_arms_whole_process_tree() {
+    let out = bench(
+        &double("burn 0.2"),
+        &double("burn-child 0.2"),
+        &["--rounds", "3"],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let row = row(&report);
+    for side in ["a", "b"] {
+        let cpu = median(&row[side], "cpu_ms");
+        assert!(
+            (190.0..400.0).contains(&cpu),
+            "{side}'s CPU median {cpu} ms\n{out}"
+        );
+    }
+}
+
+#[test]
+fn peak_memory_is_the_arms_own_not_eqchecks() {
+    let out = bench(
+        &double("allocate 8"),
+        &double("allocate 96"),
+        &["--rounds", "2"],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let mib = |side: &str| median(&row(&report)[side], "peak_bytes") / f64::from(1 << 20);
+    assert!(
+        (8.0..40.0).contains(&mib("a")),
+        "A's peak {} MiB\n{out}",
+        mib("a")
+    );
+    assert!(
+        (96.0..140.0).contains(&mib("b")),
+        "B's peak {} MiB\n{out}",
+        mib("b")
+    );
+}
+
+#[test]
+fn a_and_b_alternate_which_goes_first_and_variants_interleave() {
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &[
+            "--rounds",
+            "3",
+            "--warmup",
+            "1",
+            "--variants",
+            "default",
+            "-x",
+        ],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let rows = report["trees"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[1]["variant"], "-x", "{out}");
+    assert_eq!(
+        rows[1]["b_argv"][3], "-x",
+        "the variant's words follow the set's\n{out}"
+    );
+    for (r, row) in rows.iter().enumerate() {
+        let runs = row["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 8, "{out}");
+        for run in runs {
+            let round = run["round"].as_u64().unwrap();
+            let a_first = round % 2 == 1;
+            let first_place = 2 * r as u64 + 1;
+            let expected = match (run["side"].as_str().unwrap(), a_first) {
+                ("a", true) | ("b", false) => first_place,
+                _ => first_place + 1,
+            };
+            assert_eq!(run["place"], expected, "round {round}: {run}\n{out}");
+            assert_eq!(run["warmup"], round == 1, "{run}");
+            assert_eq!(
+                run["counted"],
+                round != 1,
+                "warm-up runs never count: {run}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_faster_but_wrong_candidate_is_shown_as_wrong_and_never_averaged() {
+    let out = bench(
+        &double("sleep 0.05"),
+        &double("print wrong"),
+        &["--rounds", "3"],
+    );
+    assert_exit(&out, 1);
+    let report = json_report(&out);
+    let row = row(&report);
+    assert_eq!(row["b"]["counted"], 0, "{out}");
+    assert!(row["b"]["wall_ms"].is_null(), "{out}");
+    assert!(row["ratio"].is_null(), "{out}");
+    assert_eq!(row["wrong"].as_array().unwrap().len(), 4, "{out}");
+    assert!(
+        row["wrong"][0]["how"].as_str().unwrap().contains("+wrong"),
+        "{out}"
+    );
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(table.contains("WRONG (4 of 8 runs)"), "{out}");
+    assert!(
+        table.contains("WRONG: B in warm-up round 1, round 2, round 3, round 4"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_baseline_is_timed_each_round_and_given_as_a_ratio() {
+    let baseline = double("sleep 0.02");
+    let out = bench(
+        &double("sleep 0.06"),
+        &double("sleep 0.06"),
+        &["--rounds", "3", "--baseline", &baseline],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let base = &report["trees"][0]["baseline"];
+    assert_eq!(base["runs"].as_array().unwrap().len(), 4, "{out}");
+    let wall = median(&base["figures"], "wall_ms");
+    assert!(
+        (20.0..55.0).contains(&wall),
+        "baseline median {wall} ms\n{out}"
+    );
+    assert_eq!(
+        base["runs"][0]["place"], 1,
+        "the baseline runs first in its round"
+    );
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(table.contains("baseline `"), "{out}");
+}
+
+#[test]
+fn prepare_runs_before_every_timed_run() {
+    let dir = temp_dir();
+    let counter = dir.path().join("prepared");
+    let prepare = format!("echo x >> {}", counter.display());
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &["--rounds", "2", "--prepare", &prepare],
+    );
+    assert_exit(&out, 0);
+    let lines = std::fs::read_to_string(&counter).unwrap().lines().count();
+    assert_eq!(lines, 6, "(1 warm-up + 2 rounds) × 2 arms\n{out}");
+}
+
+#[test]
+fn a_run_that_times_out_is_counted_as_failed_and_kept_out() {
+    let out = bench(
+        &double("print same"),
+        &double("sleep 30"),
+        &["--rounds", "2", "--warmup", "0", "--timeout", "0.3"],
+    );
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let row = row(&report);
+    assert_eq!(row["b"]["left_out"], 2, "{out}");
+    assert_eq!(row["runs"][1]["status"]["kind"], "timed-out", "{out}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("timed out after 0.3s"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_candidate_that_edits_the_tree_stops_the_bench_and_is_named() {
+    let dir = temp_dir();
+    let sets = written(dir.path(), "timing.sets", ONE_SET);
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let editor = double("mutate create new-file");
+    // The same output as the editor's, so the tree change is all that is wrong.
+    let reference = double("print 'mutated\\n'");
+    let mut args = vec!["bench", "--ref", &reference, "--cand", &editor];
+    let tree_arg = tree.to_string_lossy().into_owned();
+    args.extend(["--flagsets", &sets, "--tree", &tree_arg, "--json", "-"]);
+    args.extend(crate::util::as_root());
+    let out = run(args);
+    assert_exit(&out, 3);
+    let stopped = json_report(&out)["trees"][0]["stopped"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        stopped.starts_with("B (candidate) changed the tree in round 1"),
+        "{out}"
+    );
+    assert!(stopped.contains("new-file"), "{out}");
+    assert!(Path::new(&tree).join("new-file").exists());
+}
+
+#[test]
+fn bench_options_are_checked_where_they_are_given() {
+    let out = run(["bench", "--rounds", "0"]);
+    assert_exit(&out, 2);
+    let out = run(["bench", "--variants", "default", "-T 1", "--tree", "basic"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--variants took `--tree`"),
+        "{out}"
+    );
+    let out = run([
+        "bench",
+        "--baseline",
+        "no-such-program-anywhere",
+        "--tree",
+        "basic",
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no-such-program-anywhere"),
+        "{out}"
+    );
+}
