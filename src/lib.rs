@@ -4,7 +4,7 @@
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
 //! → normalize → outcome`, `{cli, settings, matrix} → build → outcome` (a program
-//! built from a git revision), `cli → report → outcome` and `cli → merge → outcome`; `exit` sits at the bottom
+//! built from a git revision), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` sits at the bottom
 //! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 

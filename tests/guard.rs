@@ -262,33 +262,45 @@ fn entries_of(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn an_interrupted_run_kills_its_arms_and_leaves_no_temp_tree() {
-    for signal in [libc_signal::INT, libc_signal::TERM] {
+fn an_interrupted_run_or_bench_kills_its_arms_and_leaves_no_temp_tree() {
+    // Far longer than the test waits: an arm left running is still there at the end.
+    let sleeper = double("sleep 600");
+    let arms = ["--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--timeout", "900"];
+    let run: Vec<&str> = arms.iter().copied().chain(["--sets", "sizes"]).collect();
+    let bench: Vec<&str> = ["bench"].into_iter().chain(arms).collect();
+    // The matrix runs two arms at once; the bench, one run at a time.
+    for (signal, command, running) in [
+        (libc_signal::INT, &run, 2),
+        (libc_signal::TERM, &run, 2),
+        (libc_signal::INT, &bench, 1),
+        (libc_signal::TERM, &bench, 1),
+    ] {
         let tmp = temp_dir();
-        let sleeper = double("sleep 60");
-        let child = std::process::Command::new(eqcheck())
-            .args([
-                "--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--sets", "sizes",
-            ])
+        // Files, not pipes: an arm left running would hold a pipe open, and
+        // reading it to its end would wait for that arm instead of failing.
+        let logs = temp_dir();
+        let (stdout, stderr) = (logs.path().join("out"), logs.path().join("err"));
+        let mut child = std::process::Command::new(eqcheck())
+            .args(command)
             .env("TMPDIR", tmp.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
             .unwrap();
         let marker = tmp.path().to_string_lossy().into_owned();
-        wait_until("the arms run", || processes_mentioning(&marker).len() >= 2);
+        wait_until("the arms run", || processes_mentioning(&marker).len() >= running);
         assert!(
             !entries_of(tmp.path()).is_empty(),
             "the run made its tree under TMPDIR"
         );
         send(child.id(), signal);
-        let out = child.wait_with_output().unwrap();
+        let status = child.wait().unwrap();
         let said = format!(
-            "signal {signal}\nstdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            "signal {signal} to {command:?}\nstdout:\n{}\nstderr:\n{}",
+            std::fs::read_to_string(&stdout).unwrap_or_default(),
+            std::fs::read_to_string(&stderr).unwrap_or_default()
         );
-        assert_eq!(out.status.code(), Some(128 + signal), "{said}");
+        assert_eq!(status.code(), Some(128 + signal), "{said}");
         assert_eq!(
             entries_of(tmp.path()),
             Vec::<PathBuf>::new(),

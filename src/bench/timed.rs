@@ -321,11 +321,15 @@ mod platform {
                 std::ptr::null_mut(),
             )
         } != 0;
+        // A job that counted no process (a Windows layer that answers without
+        // accounting) knows nothing: unknown, never 0.
+        let counted = got_basic && basic.TotalProcesses > 0;
         let ticks = |t: i64| Duration::from_nanos(t.max(0) as u64 * 100);
+        let peak = extended.PeakProcessMemoryUsed as u64;
         (
-            got_basic.then(|| ticks(basic.TotalUserTime)),
-            got_basic.then(|| ticks(basic.TotalKernelTime)),
-            got_extended.then_some(extended.PeakProcessMemoryUsed as u64),
+            counted.then(|| ticks(basic.TotalUserTime)),
+            counted.then(|| ticks(basic.TotalKernelTime)),
+            (got_extended && peak > 0).then_some(peak),
         )
     }
 }
