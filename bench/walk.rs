@@ -334,6 +334,36 @@ fn print_peer_target(name: &str, timed: &[Timed]) {
         ms(wall),
         verdict(ratio, WALL_OVER_FASTEST_PEER)
     );
+    let min = |label: &str| find(timed, label).walls.iter().min().copied();
+    if let (Some(fast), Some(peer)) = (min("fast"), min(label)) {
+        println!(
+            "{name}:   fastest runs only: fast {:.1} ms = {:.3} x {label} {:.1} ms",
+            ms(fast),
+            fast.as_secs_f64() / peer.as_secs_f64(),
+            ms(peer)
+        );
+    }
+}
+
+/// The 1-minute load average, where the system says it (`/proc/loadavg`).
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Other work on the host slows a walker that needs every core more than a serial
+/// one, so wall ratios from a busy host say little; the reader is told.
+fn print_load(start: Option<f64>, cores: usize) {
+    let (Some(start), Some(end)) = (start, load_average()) else {
+        return;
+    };
+    println!("load average: {start:.2} at start, {end:.2} at end, {cores} cores");
+    if start.max(end) > cores as f64 - 0.5 {
+        println!(
+            "WARNING: the host was busy with other work: wall ratios of the parallel fast \
+             engine against serial peers are pessimistic (see the min column)"
+        );
+    }
 }
 
 fn print_reference_target(name: &str, timed: &[Timed]) {
@@ -389,6 +419,7 @@ fn main() -> ExitCode {
     let rounds = rounds();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("cores: {cores}; rounds: {rounds}, interleaved, after one warm-up; medians");
+    let load_at_start = load_average();
 
     let mut results = Vec::new();
     for name in ["nm", "deep"] {
@@ -420,6 +451,7 @@ fn main() -> ExitCode {
         print_table(name, *entries, timed);
     }
     println!();
+    print_load(load_at_start, cores);
     for (name, entries, timed) in &results {
         print_cpu_target(name, *entries, timed);
         if *name == "nm" {
