@@ -1,9 +1,10 @@
 //! Walk benchmark: builds the `nm` and `deep` fixture trees, then runs the fast
 //! engine, the reference engine, GNU `du -s`, `bfs`, dust and the list + stat floor
 //! (`floor.rs`) on the same on-disk tree, interleaved, in one run. It prints medians
-//! of each one's wall time and CPU (user + system), the fast engine's CPU per entry
-//! against the floor's, its wall time against the fastest peer's, and whether the
-//! design's targets are met. A plain program run by `cargo bench --bench walk`; it
+//! of each one's wall time and CPU (user + system), then the fast engine's CPU
+//! against the floor's and its wall time against the fastest peer's and the
+//! reference's, each as the median of per-round ratios, and whether the design's
+//! targets are met. A plain program run by `cargo bench --bench walk`; it
 //! prints and never asserts, because timings depend on the host.
 //!
 //! `EQCHECK_BENCH_ROUNDS` sets the rounds; `EQCHECK_BENCH_DUST` names the dust
@@ -286,61 +287,94 @@ fn verdict(ratio: f64, target: f64) -> &'static str {
     }
 }
 
+/// Ratios of `a` to `b` round by round: each program runs once per round, so the
+/// i-th samples of two programs were taken side by side, and a drift in the host's
+/// load cancels out of their ratio. `None` when a run is missing from either.
+fn per_round(a: &[Duration], b: &[Duration]) -> Option<Vec<f64>> {
+    (a.len() == b.len() && !a.is_empty()).then(|| {
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+            .collect()
+    })
+}
+
+/// The median of per-round ratios, and their range as text.
+fn ratio_spread(mut ratios: Vec<f64>) -> (f64, String) {
+    ratios.sort_by(f64::total_cmp);
+    let range = format!("{:.2}-{:.2}", ratios[0], ratios[ratios.len() - 1]);
+    (ratios[ratios.len() / 2], range)
+}
+
 /// Fast CPU per entry against the floor's: the design's 1.3x.
 fn print_cpu_target(name: &str, entries: u64, timed: &[Timed]) {
-    let (fast, floor) = (find(timed, "fast").cpu(), find(timed, "floor").cpu());
-    let (Some(fast), Some(floor)) = (fast, floor) else {
+    let (fast, floor) = (find(timed, "fast"), find(timed, "floor"));
+    let (Some(fast_cpu), Some(floor_cpu), Some(ratios)) =
+        (fast.cpu(), floor.cpu(), per_round(&fast.cpus, &floor.cpus))
+    else {
         println!("{name}: CPU per entry not measured (needs Linux for the floor and wait4)");
         return;
     };
-    let ratio = fast.as_secs_f64() / floor.as_secs_f64();
+    let (ratio, range) = ratio_spread(ratios);
     println!(
-        "{name}: floor CPU {:.2} us/entry; fast CPU {:.2} us/entry = {ratio:.2} x floor \
-         (target <= {CPU_OVER_FLOOR}): {}",
-        micros_per(floor, entries),
-        micros_per(fast, entries),
+        "{name}: floor CPU {:.2} us/entry; fast CPU {:.2} us/entry; fast/floor per round \
+         {ratio:.2} (range {range}) (target <= {CPU_OVER_FLOOR}): {}",
+        micros_per(floor_cpu, entries),
+        micros_per(fast_cpu, entries),
         verdict(ratio, CPU_OVER_FLOOR)
     );
 }
 
-/// Fast wall time against the fastest of the peers that are installed.
+/// Fast wall time against the fastest of the installed peers, round by round.
 fn print_peer_target(name: &str, timed: &[Timed]) {
-    let Some(fast) = find(timed, "fast").wall() else {
-        return;
-    };
-    let mut fastest: Option<(&str, Duration)> = None;
+    let fast = find(timed, "fast");
+    let mut installed = Vec::new();
     for peer in PEERS.iter().map(|label| find(timed, label)) {
         match peer.wall() {
-            Some(wall) => {
-                if fastest.is_none_or(|(_, f)| wall < f) {
-                    fastest = Some((peer.label, wall));
-                }
-            }
+            Some(wall) => installed.push((peer, wall)),
             None => println!(
                 "{name}: {} NOT INSTALLED: left out of the peers",
                 peer.label
             ),
         }
     }
-    let Some((label, wall)) = fastest else {
+    let Some(&(fastest, wall)) = installed.iter().min_by_key(|(_, wall)| *wall) else {
         println!("{name}: NO PEER INSTALLED: fast vs the fastest peer not measured");
         return;
     };
-    let ratio = fast.as_secs_f64() / wall.as_secs_f64();
+    let fastest_each_round: Vec<Duration> = (0..fast.walls.len())
+        .filter_map(|i| installed.iter().filter_map(|(p, _)| p.walls.get(i)).min())
+        .copied()
+        .collect();
+    let (Some(fast_wall), Some(ratios)) =
+        (fast.wall(), per_round(&fast.walls, &fastest_each_round))
+    else {
+        return;
+    };
+    let (ratio, range) = ratio_spread(ratios);
     println!(
-        "{name}: fast wall {:.1} ms = {ratio:.3} x the fastest peer ({label}, {:.1} ms) \
-         (target <= {WALL_OVER_FASTEST_PEER}): {}",
-        ms(fast),
+        "{name}: fast wall {:.1} ms, fastest peer {} {:.1} ms; fast/fastest peer per round \
+         {ratio:.3} (range {range}) (target <= {WALL_OVER_FASTEST_PEER}): {}",
+        ms(fast_wall),
+        fastest.label,
         ms(wall),
         verdict(ratio, WALL_OVER_FASTEST_PEER)
     );
-    let min = |label: &str| find(timed, label).walls.iter().min().copied();
-    if let (Some(fast), Some(peer)) = (min("fast"), min(label)) {
+}
+
+fn print_reference_target(name: &str, timed: &[Timed]) {
+    let target = if name == "deep" {
+        DEEP_OVER_REFERENCE
+    } else {
+        NM_OVER_REFERENCE
+    };
+    let (fast, reference) = (find(timed, "fast"), find(timed, "reference"));
+    if let Some(ratios) = per_round(&fast.walls, &reference.walls) {
+        let (ratio, range) = ratio_spread(ratios);
         println!(
-            "{name}:   fastest runs only: fast {:.1} ms = {:.3} x {label} {:.1} ms",
-            ms(fast),
-            fast.as_secs_f64() / peer.as_secs_f64(),
-            ms(peer)
+            "{name}: fast/reference wall per round {ratio:.3} (range {range}) \
+             (target <= {target}): {}",
+            verdict(ratio, target)
         );
     }
 }
@@ -362,23 +396,6 @@ fn print_load(start: Option<f64>, cores: usize) {
         println!(
             "WARNING: the host was busy with other work: wall ratios of the parallel fast \
              engine against serial peers are pessimistic (see the min column)"
-        );
-    }
-}
-
-fn print_reference_target(name: &str, timed: &[Timed]) {
-    let target = if name == "deep" {
-        DEEP_OVER_REFERENCE
-    } else {
-        NM_OVER_REFERENCE
-    };
-    if let (Some(fast), Some(reference)) =
-        (find(timed, "fast").wall(), find(timed, "reference").wall())
-    {
-        let ratio = fast.as_secs_f64() / reference.as_secs_f64();
-        println!(
-            "{name}: fast wall = {ratio:.3} x reference (target <= {target}): {}",
-            verdict(ratio, target)
         );
     }
 }
