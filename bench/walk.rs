@@ -1,8 +1,20 @@
-//! Walk benchmark: builds the `nm` and `deep` fixture trees, then times the fast
-//! engine against the reference engine, `du -s` and `find -printf` on the same
-//! on-disk tree in one run, and prints medians, ratios and whether the design's
-//! targets are met. A plain program run by `cargo bench --bench walk`; it prints and
-//! never asserts, because timings depend on the host.
+//! Walk benchmark: builds the `nm` and `deep` fixture trees, then runs the fast
+//! engine, the reference engine, GNU `du -s`, `bfs`, dust and the list + stat floor
+//! (`floor.rs`) on the same on-disk tree, interleaved, in one run. It prints medians
+//! of each one's wall time and CPU (user + system), then the fast engine's CPU
+//! against the floor's and its wall time against the fastest peer's and the
+//! reference's, each as the median of per-round ratios, and whether the design's
+//! targets are met. A plain program run by `cargo bench --bench walk`; it
+//! prints and never asserts, because timings depend on the host.
+//!
+//! `EQCHECK_BENCH_ROUNDS` sets the rounds; `EQCHECK_BENCH_DUST` names the dust
+//! program when it is not `dust` on `PATH`.
+
+#[cfg(target_os = "linux")]
+#[path = "floor.rs"]
+mod floor;
+#[path = "usage.rs"]
+mod usage;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -15,25 +27,19 @@ use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
 const EQCHECK: &str = env!("CARGO_BIN_EXE_eqcheck");
 
 /// Timed rounds when `EQCHECK_BENCH_ROUNDS` is unset; odd, so the median is a sample.
-const DEFAULT_ROUNDS: usize = 7;
+const DEFAULT_ROUNDS: usize = 9;
 
-/// Each program timed: label, program, arguments before the tree and after it.
-const PROGRAMS: &[(&str, &str, &[&str], &[&str])] = &[
-    ("fast", EQCHECK, &["walk", "--engine", "fast", "-s"], &[]),
-    (
-        "reference",
-        EQCHECK,
-        &["walk", "--engine", "reference", "-s"],
-        &[],
-    ),
-    ("du -s", "du", &["-s"], &[]),
-    ("find -printf", "find", &[], &["-printf", r"%s %b %i\n"]),
-];
+/// The argument that makes this program the floor walk of one tree (see `floor.rs`).
+const FLOOR_ARG: &str = "--floor";
 
-/// Where the programs the targets compare sit in `PROGRAMS`.
-const FAST: usize = 0;
-const REFERENCE: usize = 1;
-const DU: usize = 2;
+/// The design's targets.
+const CPU_OVER_FLOOR: f64 = 1.3;
+const WALL_OVER_FASTEST_PEER: f64 = 0.6;
+const NM_OVER_REFERENCE: f64 = 0.6;
+const DEEP_OVER_REFERENCE: f64 = 0.1;
+
+/// The peers whose fastest the fast engine's wall time is held against.
+const PEERS: &[&str] = &["du -s", "bfs", "dust"];
 
 /// One program timed on one tree; `None` program means it is not installed here.
 #[derive(Default)]
@@ -41,11 +47,21 @@ struct Timed {
     label: &'static str,
     program: Option<PathBuf>,
     args: Vec<OsString>,
-    samples: Vec<Duration>,
+    walls: Vec<Duration>,
+    cpus: Vec<Duration>,
     failed: bool,
 }
 
 impl Timed {
+    fn new(label: &'static str, program: Option<PathBuf>, args: Vec<OsString>) -> Timed {
+        Timed {
+            label,
+            program,
+            args,
+            ..Timed::default()
+        }
+    }
+
     /// Same pinned locale and null streams for every program, so none pays for a
     /// terminal or a locale lookup the others skip.
     fn command(&self, program: &Path) -> Command {
@@ -58,18 +74,23 @@ impl Timed {
         command
     }
 
-    /// Runs once with stdout discarded and returns the wall time, spawn included.
-    fn run_timed(&mut self) -> Option<Duration> {
-        let program = self.program.as_ref()?;
+    /// Runs once with stdout discarded and keeps the wall time (spawn included) and
+    /// the CPU when `keep`.
+    fn run_timed(&mut self, keep: bool) {
+        let Some(program) = self.program.as_ref() else {
+            return;
+        };
         let mut command = self.command(program);
         command.stdout(Stdio::null());
-        let start = Instant::now();
-        let status = command.status();
-        let elapsed = start.elapsed();
-        if !status.is_ok_and(|s| s.success()) {
-            self.failed = true;
+        match usage::run(&mut command) {
+            Ok(run) if keep => {
+                self.failed |= !run.success;
+                self.walls.push(run.wall);
+                self.cpus.extend(run.cpu);
+            }
+            Ok(run) => self.failed |= !run.success,
+            Err(_) => self.failed = true,
         }
-        Some(elapsed)
     }
 
     /// Runs once capturing stdout, for the equality check; never timed, because
@@ -79,19 +100,23 @@ impl Timed {
         self.command(program).output().ok().map(|o| o.stdout)
     }
 
-    fn median(&self) -> Option<Duration> {
-        let mut sorted = self.samples.clone();
-        sorted.sort();
-        sorted.get(sorted.len() / 2).copied()
+    fn wall(&self) -> Option<Duration> {
+        median(&self.walls)
     }
 
-    fn min(&self) -> Option<Duration> {
-        self.samples.iter().min().copied()
+    fn cpu(&self) -> Option<Duration> {
+        median(&self.cpus)
     }
 }
 
+fn median(samples: &[Duration]) -> Option<Duration> {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len() / 2).copied()
+}
+
 /// An absolute program if it exists, else the first match on `PATH`; `None` when
-/// missing, because a missing peer is skipped, not an error.
+/// missing, because a missing peer is reported, not an error.
 fn locate(program: &str) -> Option<PathBuf> {
     let path = Path::new(program);
     if path.is_absolute() {
@@ -112,8 +137,9 @@ fn rounds() -> usize {
 }
 
 /// Counts with `walkdir`, an independent walker, so the counts do not trust either
-/// engine under test. The root is not counted; the specs make no special files.
-fn describe(name: &str, tree: &BuiltTree, build_time: Duration) {
+/// engine under test; returns the entries, the root included, as every walker
+/// here stats them.
+fn describe(name: &str, tree: &BuiltTree, build_time: Duration) -> u64 {
     let (mut files, mut folders, mut symlinks) = (0u64, 0u64, 0u64);
     let walk = walkdir::WalkDir::new(tree.path()).min_depth(1);
     for kind in walk.into_iter().flatten().map(|entry| entry.file_type()) {
@@ -129,31 +155,62 @@ fn describe(name: &str, tree: &BuiltTree, build_time: Duration) {
     println!(
         "{name}: {files} files, {folders} folders, {symlinks} symlinks; built in {build_ms:.0} ms"
     );
+    files + folders + symlinks + 1
 }
 
-fn peers(tree: &Path) -> Vec<Timed> {
-    let words = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
-    let timed = |&(label, program, before, after): &(&'static str, &str, &[&str], &[&str])| {
-        let args = [words(before), vec![tree.into()], words(after)].concat();
-        let program = locate(program);
-        Timed {
-            label,
-            program,
-            args,
-            ..Timed::default()
-        }
+/// Every program timed on `tree`: each does the work of `du -s` (list and stat
+/// every entry) and prints at most a summary.
+fn programs(tree: &Path) -> Vec<Timed> {
+    let args = |before: &[&str], after: &[&str]| {
+        let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
+        [words(before), vec![tree.into()], words(after)].concat()
     };
-    PROGRAMS.iter().map(timed).collect()
+    let eqcheck = locate(EQCHECK);
+    let dust = std::env::var("EQCHECK_BENCH_DUST").unwrap_or_else(|_| "dust".into());
+    let floor = cfg!(target_os = "linux")
+        .then(|| std::env::current_exe().ok())
+        .flatten();
+    vec![
+        Timed::new("floor", floor, args(&[FLOOR_ARG], &[])),
+        Timed::new(
+            "fast",
+            eqcheck.clone(),
+            args(&["walk", "--engine", "fast", "-s"], &[]),
+        ),
+        Timed::new(
+            "reference",
+            eqcheck,
+            args(&["walk", "--engine", "reference", "-s"], &[]),
+        ),
+        Timed::new("du -s", locate("du"), args(&["-s"], &[])),
+        // bfs has no summary: a test that needs every entry's stat and matches
+        // nothing makes it list and stat the whole tree and print nothing.
+        Timed::new("bfs", locate("bfs"), args(&[], &["-links", "0"])),
+        // dust's `-s` is apparent size; depth 0 without bars, colours or progress
+        // is its one-line summary.
+        Timed::new(
+            "dust",
+            locate(&dust),
+            args(&["-d", "0", "-c", "-b", "-P"], &[]),
+        ),
+    ]
+}
+
+fn find<'t>(timed: &'t [Timed], label: &str) -> &'t Timed {
+    timed
+        .iter()
+        .find(|t| t.label == label)
+        .expect("every label is in `programs`")
 }
 
 /// Fast, reference and `du -s` get the same path, so their stdout must be the same
 /// bytes; a timing of a walker that prints something else means nothing.
 fn check_outputs(name: &str, timed: &[Timed]) {
-    let Some(fast) = timed[FAST].run_captured() else {
+    let Some(fast) = find(timed, "fast").run_captured() else {
         println!("OUTPUT MISSING on {name}: the fast engine could not be run");
         return;
     };
-    for other in [&timed[REFERENCE], &timed[DU]] {
+    for other in [find(timed, "reference"), find(timed, "du -s")] {
         match other.run_captured() {
             Some(theirs) if theirs != fast => println!(
                 "OUTPUT DIFFERS on {name}: fast printed {:?}, {} printed {:?}",
@@ -166,16 +223,27 @@ fn check_outputs(name: &str, timed: &[Timed]) {
     }
 }
 
-/// Round-robin with the starting command rotated each round, so no command always
+/// The floor walk must see every entry the independent count sees, or its CPU per
+/// entry is a figure for another tree.
+fn check_floor(name: &str, timed: &[Timed], entries: u64) {
+    let Some(out) = find(timed, "floor").run_captured() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out);
+    let counted = text.split_whitespace().next().and_then(|n| n.parse().ok());
+    if counted != Some(entries) {
+        println!("FLOOR MISCOUNTS on {name}: it printed {text:?}, walkdir counts {entries}");
+    }
+}
+
+/// Round-robin with the starting program rotated each round, so no program always
 /// runs right after the same neighbour and slow drift in the host spreads evenly.
+/// Round 0 is a warm-up and is discarded.
 fn time_all(timed: &mut [Timed], rounds: usize) {
     for round in 0..=rounds {
         for i in 0..timed.len() {
             let index = (i + round) % timed.len();
-            let elapsed = timed[index].run_timed();
-            if let (true, Some(elapsed)) = (round > 0, elapsed) {
-                timed[index].samples.push(elapsed);
-            }
+            timed[index].run_timed(round > 0);
         }
     }
 }
@@ -184,46 +252,191 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn print_table(name: &str, timed: &[Timed]) {
-    let fast = timed[FAST].median();
+fn micros_per(d: Duration, entries: u64) -> f64 {
+    d.as_secs_f64() * 1e6 / entries as f64
+}
+
+fn print_table(name: &str, entries: u64, timed: &[Timed]) {
+    let fast = find(timed, "fast").wall();
     for t in timed {
-        let (Some(median), Some(min)) = (t.median(), t.min()) else {
-            println!("{name:<6} {:<14} not installed", t.label);
+        let (Some(wall), cpu) = (t.wall(), t.cpu()) else {
+            println!("{name:<6} {:<10} NOT INSTALLED", t.label);
             continue;
         };
-        let ratio = fast.map_or(f64::NAN, |f| f.as_secs_f64() / median.as_secs_f64());
+        let (cpu_ms, per_entry) =
+            cpu.map_or((f64::NAN, f64::NAN), |c| (ms(c), micros_per(c, entries)));
+        let ratio = fast.map_or(f64::NAN, |f| f.as_secs_f64() / wall.as_secs_f64());
         let failed = if t.failed { "  (exited non-zero)" } else { "" };
         println!(
-            "{name:<6} {:<14} {:>10.1} {:>10.1} {:>10.3}{failed}",
+            "{name:<6} {:<10} {:>9.1} {:>9.1} {:>9.1} {:>10.2} {:>9.3}{failed}",
             t.label,
-            ms(median),
-            ms(min),
+            ms(wall),
+            ms(*t.walls.iter().min().expect("a median has samples")),
+            cpu_ms,
+            per_entry,
             ratio
         );
     }
 }
 
-/// The design's targets: fast/reference on each tree and fast/du on both.
-fn print_targets(name: &str, timed: &[Timed]) {
-    let reference_target = if name == "deep" { 0.1 } else { 0.6 };
-    let fast = timed[FAST].median();
-    for (other, target) in [(&timed[REFERENCE], reference_target), (&timed[DU], 0.8)] {
-        let label = format!("{name}: fast <= {target} x {}", other.label);
-        match (fast, other.median()) {
-            (Some(f), Some(o)) => {
-                let ratio = f.as_secs_f64() / o.as_secs_f64();
-                let verdict = if ratio <= target { "PASS" } else { "MISS" };
-                println!("{verdict}  {label:<32} (measured {ratio:.3})");
-            }
-            _ => println!("SKIP  {label:<32} ({} not installed)", other.label),
+fn verdict(ratio: f64, target: f64) -> &'static str {
+    if ratio <= target {
+        "target met"
+    } else {
+        "target NOT met"
+    }
+}
+
+/// Ratios of `a` to `b` round by round: each program runs once per round, so the
+/// i-th samples of two programs were taken side by side, and a drift in the host's
+/// load cancels out of their ratio. `None` when a run is missing from either.
+fn per_round(a: &[Duration], b: &[Duration]) -> Option<Vec<f64>> {
+    (a.len() == b.len() && !a.is_empty()).then(|| {
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+            .collect()
+    })
+}
+
+/// The median of per-round ratios, and their range as text.
+fn ratio_spread(mut ratios: Vec<f64>) -> (f64, String) {
+    ratios.sort_by(f64::total_cmp);
+    let range = format!("{:.2}-{:.2}", ratios[0], ratios[ratios.len() - 1]);
+    (ratios[ratios.len() / 2], range)
+}
+
+/// Fast CPU per entry against the floor's: the design's 1.3x.
+fn print_cpu_target(name: &str, entries: u64, timed: &[Timed]) {
+    let (fast, floor) = (find(timed, "fast"), find(timed, "floor"));
+    let (Some(fast_cpu), Some(floor_cpu), Some(ratios)) =
+        (fast.cpu(), floor.cpu(), per_round(&fast.cpus, &floor.cpus))
+    else {
+        println!("{name}: CPU per entry not measured (needs Linux for the floor and wait4)");
+        return;
+    };
+    let (ratio, range) = ratio_spread(ratios);
+    println!(
+        "{name}: floor CPU {:.2} us/entry; fast CPU {:.2} us/entry; fast/floor per round \
+         {ratio:.2} (range {range}) (target <= {CPU_OVER_FLOOR}): {}",
+        micros_per(floor_cpu, entries),
+        micros_per(fast_cpu, entries),
+        verdict(ratio, CPU_OVER_FLOOR)
+    );
+}
+
+/// Fast wall time against the fastest of the installed peers, round by round.
+fn print_peer_target(name: &str, timed: &[Timed]) {
+    let fast = find(timed, "fast");
+    let mut installed = Vec::new();
+    for peer in PEERS.iter().map(|label| find(timed, label)) {
+        match peer.wall() {
+            Some(wall) => installed.push((peer, wall)),
+            None => println!(
+                "{name}: {} NOT INSTALLED: left out of the peers",
+                peer.label
+            ),
+        }
+    }
+    let Some(&(fastest, wall)) = installed.iter().min_by_key(|(_, wall)| *wall) else {
+        println!("{name}: NO PEER INSTALLED: fast vs the fastest peer not measured");
+        return;
+    };
+    let fastest_each_round: Vec<Duration> = (0..fast.walls.len())
+        .filter_map(|i| installed.iter().filter_map(|(p, _)| p.walls.get(i)).min())
+        .copied()
+        .collect();
+    let (Some(fast_wall), Some(ratios)) =
+        (fast.wall(), per_round(&fast.walls, &fastest_each_round))
+    else {
+        return;
+    };
+    let (ratio, range) = ratio_spread(ratios);
+    println!(
+        "{name}: fast wall {:.1} ms, fastest peer {} {:.1} ms; fast/fastest peer per round \
+         {ratio:.3} (range {range}) (target <= {WALL_OVER_FASTEST_PEER}): {}",
+        ms(fast_wall),
+        fastest.label,
+        ms(wall),
+        verdict(ratio, WALL_OVER_FASTEST_PEER)
+    );
+}
+
+fn print_reference_target(name: &str, timed: &[Timed]) {
+    let target = if name == "deep" {
+        DEEP_OVER_REFERENCE
+    } else {
+        NM_OVER_REFERENCE
+    };
+    let (fast, reference) = (find(timed, "fast"), find(timed, "reference"));
+    if let Some(ratios) = per_round(&fast.walls, &reference.walls) {
+        let (ratio, range) = ratio_spread(ratios);
+        println!(
+            "{name}: fast/reference wall per round {ratio:.3} (range {range}) \
+             (target <= {target}): {}",
+            verdict(ratio, target)
+        );
+    }
+}
+
+/// The 1-minute load average, where the system says it (`/proc/loadavg`).
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Other work on the host slows a walker that needs every core more than a serial
+/// one, so wall ratios from a busy host say little; the reader is told.
+fn print_load(start: Option<f64>, cores: usize) {
+    let (Some(start), Some(end)) = (start, load_average()) else {
+        return;
+    };
+    println!("load average: {start:.2} at start, {end:.2} at end, {cores} cores");
+    if start.max(end) > cores as f64 - 0.5 {
+        println!(
+            "WARNING: the host was busy with other work: wall ratios of the parallel fast \
+             engine against serial peers are pessimistic (see the min column)"
+        );
+    }
+}
+
+/// The floor walk of one tree, when this program was started as one.
+fn floor_mode() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != FLOOR_ARG {
+        return None;
+    }
+    Some(floor_walk(&PathBuf::from(args.next()?)))
+}
+
+#[cfg(target_os = "linux")]
+fn floor_walk(tree: &Path) -> ExitCode {
+    match floor::walk(tree) {
+        Ok((entries, blocks)) => {
+            println!("{entries} {blocks}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("floor walk of {}: {err}", tree.display());
+            ExitCode::FAILURE
         }
     }
 }
 
+/// The floor is `statx`, which only Linux has.
+#[cfg(not(target_os = "linux"))]
+fn floor_walk(_tree: &Path) -> ExitCode {
+    ExitCode::FAILURE
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = floor_mode() {
+        return code;
+    }
     let rounds = rounds();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("cores: {cores}; rounds: {rounds} after one warm-up; times are wall ms");
+    println!("cores: {cores}; rounds: {rounds}, interleaved, after one warm-up; medians");
+    let load_at_start = load_average();
 
     let mut results = Vec::new();
     for name in ["nm", "deep"] {
@@ -238,24 +451,30 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        describe(name, &tree, build_time);
-        let mut timed = peers(tree.path());
+        let entries = describe(name, &tree, build_time);
+        let mut timed = programs(tree.path());
         check_outputs(name, &timed);
+        check_floor(name, &timed, entries);
         time_all(&mut timed, rounds);
-        results.push((name, timed));
+        results.push((name, entries, timed));
     }
 
     println!();
     println!(
-        "{:<6} {:<14} {:>10} {:>10} {:>10}",
-        "tree", "command", "median ms", "min ms", "fast/this"
+        "{:<6} {:<10} {:>9} {:>9} {:>9} {:>10} {:>9}",
+        "tree", "command", "wall ms", "min ms", "CPU ms", "CPU us/ent", "fast/this"
     );
-    for (name, timed) in &results {
-        print_table(name, timed);
+    for (name, entries, timed) in &results {
+        print_table(name, *entries, timed);
     }
     println!();
-    for (name, timed) in &results {
-        print_targets(name, timed);
+    print_load(load_at_start, cores);
+    for (name, entries, timed) in &results {
+        print_cpu_target(name, *entries, timed);
+        if *name == "nm" {
+            print_peer_target(name, timed);
+        }
+        print_reference_target(name, timed);
     }
     ExitCode::SUCCESS
 }

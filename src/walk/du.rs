@@ -57,7 +57,8 @@ pub struct DuOptions {
     pub one_file_system: bool,
 }
 
-/// One counted entry with its total and its counted children. Names are borrowed
+/// One counted entry with its total and the counted children that are printed
+/// (nothing below the maximum depth is, nor a file without `-a`). Names are borrowed
 /// from the listing and paths are put together only when printed, so a deep tree
 /// costs memory in proportion to its entries, not to the sum of its path lengths.
 #[derive(Debug)]
@@ -206,7 +207,9 @@ impl<'a> Visit<'a, '_> {
                 .and_then(|id| self.listings.get(&id).copied())
                 .unwrap_or((&[], None)),
         };
-        let mut children = Vec::with_capacity(entries.len());
+        // Only what can be printed is kept: the rest is summed into `amount` and
+        // dropped, so `-s` holds one node, not one per entry of the tree.
+        let mut children = Vec::new();
         for child in entries {
             if let Some(counted) = self.entry(
                 child,
@@ -215,7 +218,9 @@ impl<'a> Visit<'a, '_> {
                 root_dev,
             ) {
                 amount += counted.amount;
-                children.push(counted);
+                if is_printed(&counted, self.options) {
+                    children.push(counted);
+                }
             }
         }
         if let Some(err) = error {

@@ -1,0 +1,73 @@
+//! The list + stat floor of this machine: a walk that does nothing but open each
+//! folder, read it with `getdents64` into one 64 KiB buffer, and `statx` each entry
+//! relative to the folder's descriptor (`AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC`,
+//! the fields the fast engine asks for), serially. It keeps nothing but a count and
+//! the names of the subfolders to enter, so its CPU is what the kernel charges for
+//! the calls every walker of the tree must make; the walk benchmark runs it as a
+//! child process of its own, timed exactly as the walkers are.
+
+use std::ffi::CString;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD};
+
+/// Entries statted below and including `root`, and their allocated 512-byte blocks.
+pub fn walk(root: &Path) -> io::Result<(u64, u64)> {
+    // A chain of folders holds one descriptor per level while it is walked.
+    let mut limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    limit.current = limit.maximum;
+    let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, limit);
+
+    let mut totals = (0, 0);
+    stat(CWD, root, &mut totals)?;
+    let fd = open(CWD, root)?;
+    let mut buffer = vec![MaybeUninit::uninit(); 64 * 1024];
+    folder(fd, &mut buffer, &mut totals)?;
+    Ok(totals)
+}
+
+/// Lists and stats one folder, then enters its subfolders with the buffer free
+/// again; the folder stays open until they are done, as the simplest walk keeps it.
+fn folder(fd: OwnedFd, buffer: &mut [MaybeUninit<u8>], totals: &mut (u64, u64)) -> io::Result<()> {
+    let mut subfolders = Vec::new();
+    let mut dir = RawDir::new(&fd, buffer);
+    while let Some(entry) = dir.next() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            continue;
+        }
+        if stat(&fd, name, totals)? == FileType::Directory {
+            subfolders.push(CString::from(name));
+        }
+    }
+    for name in subfolders {
+        folder(open(&fd, &name)?, buffer, totals)?;
+    }
+    Ok(())
+}
+
+fn stat<Fd: AsFd, P: rustix::path::Arg>(
+    dir: Fd,
+    name: P,
+    totals: &mut (u64, u64),
+) -> io::Result<FileType> {
+    let flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC;
+    let stat = rustix::fs::statx(
+        dir,
+        name,
+        flags,
+        StatxFlags::BASIC_STATS | StatxFlags::BTIME,
+    )?;
+    totals.0 += 1;
+    totals.1 += stat.stx_blocks;
+    Ok(FileType::from_raw_mode(stat.stx_mode.into()))
+}
+
+fn open<Fd: AsFd, P: rustix::path::Arg>(dir: Fd, name: P) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat(dir, name, flags, Mode::empty())?)
+}
