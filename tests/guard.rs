@@ -265,7 +265,16 @@ fn entries_of(dir: &Path) -> Vec<PathBuf> {
 fn an_interrupted_run_or_bench_kills_its_arms_and_leaves_no_temp_tree() {
     // Far longer than the test waits: an arm left running is still there at the end.
     let sleeper = double("sleep 600");
-    let arms = ["--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--timeout", "900"];
+    let arms = [
+        "--ref",
+        &sleeper,
+        "--cand",
+        &sleeper,
+        "--tree",
+        "basic",
+        "--timeout",
+        "900",
+    ];
     let run: Vec<&str> = arms.iter().copied().chain(["--sets", "sizes"]).collect();
     let bench: Vec<&str> = ["bench"].into_iter().chain(arms).collect();
     // The matrix runs two arms at once; the bench, one run at a time.
@@ -288,7 +297,9 @@ fn an_interrupted_run_or_bench_kills_its_arms_and_leaves_no_temp_tree() {
             .spawn()
             .unwrap();
         let marker = tmp.path().to_string_lossy().into_owned();
-        wait_until("the arms run", || processes_mentioning(&marker).len() >= running);
+        wait_until("the arms run", || {
+            processes_mentioning(&marker).len() >= running
+        });
         assert!(
             !entries_of(tmp.path()).is_empty(),
             "the run made its tree under TMPDIR"
