@@ -303,3 +303,22 @@ fn bench_options_are_checked_where_they_are_given() {
         "{out}"
     );
 }
+
+#[test]
+fn a_failing_prepare_command_stops_the_tree_and_says_so() {
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &["--rounds", "2", "--prepare", "echo cache busy >&2; exit 4"],
+    );
+    assert_exit(&out, 3);
+    let stopped = json_report(&out)["trees"][0]["stopped"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        stopped.contains("--prepare `echo cache busy >&2; exit 4` failed"),
+        "{out}"
+    );
+    assert!(stopped.contains("cache busy"), "{out}");
+}
