@@ -6,6 +6,7 @@
 mod arms;
 mod big_outputs;
 mod corners;
+mod cpu;
 mod filesystems;
 mod fixtures;
 mod flagsets;

@@ -6,6 +6,7 @@
 pub mod arm;
 mod case;
 pub mod compare;
+mod cpu;
 pub mod exec;
 mod guard;
 pub mod identity;
@@ -113,6 +114,7 @@ pub enum MatrixError {
 /// Runs every case and returns what was found.
 pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
     cleanup::on_interrupt_clean_up();
+    let cpu_at_start = cpu::used();
     let scratch = Scratch::new()?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
@@ -157,12 +159,14 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
     }
     let user = matrix.user.describe();
     let host = identity::host();
+    let reference = arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout);
+    let candidate = arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout);
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
         eqcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         shard: matrix.partition.map(|partition| Shard { partition, plan }),
-        reference: arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout),
-        candidate: arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout),
+        reference,
+        candidate,
         host: Some(host),
         config: matrix.config.clone(),
         flag_sets: matrix.flag_sets.file.clone(),
@@ -173,6 +177,8 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         trees: found.trees,
         rules: audit(&matrix.flag_sets, &found.cases),
         cases: found.cases,
+        // After the arms' `--version`, which is the arms' CPU too.
+        cpu: cpu::since(cpu_at_start),
     })
 }
 
