@@ -218,8 +218,17 @@ impl Runner<'_> {
             (None, TreeSource::Spec(_)) => unreachable!("a spec tree is always built"),
         };
         // The first fingerprint reads every folder once, which also settles
-        // directory atimes before the first arm looks.
-        let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
+        // directory atimes before the first arm looks. The watch is set up beside
+        // it: both only read, and no arm runs until both are done.
+        let (baseline, watch) = std::thread::scope(|scope| {
+            let watching = matrix.guard.map(|_| scope.spawn(|| watch::start(&root)));
+            let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
+            let watch = watching.map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err("the watch's setup panicked".into()))
+            });
+            (baseline, watch)
+        });
         if matrix.user.is_root() && baseline.has_permission_fixtures() {
             found.warnings.push(format!(
                 "tree {name} has folders or files their owner may not read, but the arms run as {}: those fixtures test nothing",
@@ -229,7 +238,8 @@ impl Runner<'_> {
         self.progress.tree_started(&name, planned.len());
         std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
         let rebuild = rebuild(source, built.as_ref(), matrix.keep);
-        let guard = (matrix.guard).map(|depth| Guard::new(&root, depth, &baseline));
+        let guard = (matrix.guard.zip(watch))
+            .map(|(depth, watch)| Guard::new(&root, depth, &baseline, watch));
         let on_tree = OnTree {
             name: &name,
             root: &root,
