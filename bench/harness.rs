@@ -51,6 +51,20 @@ struct Sample {
     cpu: f64,
     harness: f64,
     arms: f64,
+    /// CPU seconds the rest of the machine used meanwhile (Linux), which slows
+    /// the run it overlaps.
+    foreign: f64,
+}
+
+/// A round is disturbed when the rest of the machine took more than this share of
+/// one core over either of its runs: on a shared machine other work can turn a
+/// ratio either way.
+const DISTURBED: f64 = 0.03;
+
+impl Sample {
+    fn disturbed(&self) -> bool {
+        self.foreign > DISTURBED * self.wall.as_secs_f64()
+    }
 }
 
 fn main() -> ExitCode {
@@ -96,8 +110,15 @@ fn main() -> ExitCode {
             shell.push(a);
             harness.push(b);
             let ratio = b.wall.as_secs_f64() / a.wall.as_secs_f64();
+            let note = match a.disturbed() || b.disturbed() {
+                true => format!(
+                    "; DISTURBED: other processes took {:.2} s and {:.2} s of CPU meanwhile",
+                    a.foreign, b.foreign
+                ),
+                false => String::new(),
+            };
             println!(
-                "round {round}: loop {:.2} s, eqcheck {:.2} s (ratio {ratio:.2}; own CPU {:.1}% of the arms')",
+                "round {round}: loop {:.2} s, eqcheck {:.2} s (ratio {ratio:.2}; own CPU {:.1}% of the arms'{note})",
                 a.wall.as_secs_f64(),
                 b.wall.as_secs_f64(),
                 100.0 * b.harness / b.arms
@@ -243,9 +264,13 @@ fn run_eqcheck(subject: &Subject, scratch: &Path) -> Option<Sample> {
 fn timed(mut command: Command) -> Option<(Sample, std::process::Output)> {
     command.stdin(Stdio::null()).stdout(Stdio::null());
     let before = children_cpu();
+    let busy = machine_busy();
     let start = Instant::now();
     let output = command.output();
     let wall = start.elapsed();
+    let busy = machine_busy()
+        .zip(busy)
+        .map(|(after, before)| after - before);
     let output = match output {
         Ok(output) => output,
         Err(err) => {
@@ -257,6 +282,7 @@ fn timed(mut command: Command) -> Option<(Sample, std::process::Output)> {
     let sample = Sample {
         wall,
         cpu,
+        foreign: busy.map_or(0.0, |busy| (busy - cpu).max(0.0)),
         ..Sample::default()
     };
     Some((sample, output))
@@ -279,6 +305,28 @@ fn children_cpu() -> f64 {
 #[cfg(not(unix))]
 fn children_cpu() -> f64 {
     0.0
+}
+
+/// CPU seconds the whole machine has spent busy (all but idle and I/O wait), from
+/// `/proc/stat`; None off Linux.
+#[cfg(target_os = "linux")]
+fn machine_busy() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<f64> = (stat.lines().next()?.split_whitespace().skip(1))
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let (all, idle) = (
+        ticks.iter().take(8).sum::<f64>(),
+        ticks.get(3)? + ticks.get(4)?,
+    );
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (per_second > 0.0).then(|| (all - idle) / per_second)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn machine_busy() -> Option<f64> {
+    None
 }
 
 fn rounds() -> usize {
@@ -318,7 +366,34 @@ fn range(values: &[f64]) -> (f64, f64) {
     (min, max)
 }
 
+/// The figures over the rounds no other work disturbed, or over all when every
+/// round was.
 fn print_figures(shell: &[Sample], harness: &[Sample]) {
+    let clean: Vec<usize> = (0..shell.len())
+        .filter(|&i| !shell[i].disturbed() && !harness[i].disturbed())
+        .collect();
+    let kept = match clean.len() {
+        0 => {
+            println!();
+            println!("EVERY round was disturbed by other processes: the figures below are not to be trusted");
+            (0..shell.len()).collect()
+        }
+        n if n < shell.len() => {
+            println!();
+            println!(
+                "{} of {} rounds were disturbed by other processes and are left out",
+                shell.len() - n,
+                shell.len()
+            );
+            clean
+        }
+        _ => clean,
+    };
+    let pick = |s: &[Sample]| kept.iter().map(|&i| s[i]).collect::<Vec<_>>();
+    print_medians(&pick(shell), &pick(harness));
+}
+
+fn print_medians(shell: &[Sample], harness: &[Sample]) {
     let wall = |s: &[Sample]| s.iter().map(|x| x.wall.as_secs_f64()).collect::<Vec<_>>();
     let cpu = |s: &[Sample]| s.iter().map(|x| x.cpu).collect::<Vec<_>>();
     println!();
