@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::outcome::{
-    ArmInfo, CaseOutcome, Partition, RuleAudit, RunOutcome, TreeInfo, SCHEMA_VERSION,
+    ArmInfo, CaseOutcome, CpuTime, Partition, RuleAudit, RunOutcome, TreeInfo, SCHEMA_VERSION,
 };
 
 /// One shard's report, as read.
@@ -274,15 +274,35 @@ fn joined(shards: Vec<ShardReport>) -> RunOutcome {
     }
     let trees = joined_trees(&mut outcomes, &cases);
     let rules = joined_rules(&outcomes);
+    let cpu = joined_cpu(&outcomes);
     let first = outcomes.swap_remove(0);
     RunOutcome {
         shard: None,
+        cpu,
         warnings,
         trees,
         rules,
         cases,
         ..first
     }
+}
+
+/// The shards' CPU summed, when every shard measured it: the whole run's cost,
+/// wherever its shards ran.
+fn joined_cpu(outcomes: &[RunOutcome]) -> Option<CpuTime> {
+    outcomes.iter().try_fold(
+        CpuTime {
+            harness_s: 0.0,
+            arms_s: 0.0,
+        },
+        |sum, o| {
+            let cpu = o.cpu?;
+            Some(CpuTime {
+                harness_s: sum.harness_s + cpu.harness_s,
+                arms_s: sum.arms_s + cpu.arms_s,
+            })
+        },
+    )
 }
 
 /// Each tree once, in the order of its first case; a tree several shards built

@@ -43,6 +43,31 @@ pub struct RunOutcome {
     /// Every normalizer rule of the flag-set file and how much it fired.
     pub rules: Vec<RuleAudit>,
     pub cases: Vec<CaseOutcome>,
+    /// What the run cost in CPU, eqcheck's own against its arms', so anyone can
+    /// see what the harness adds. None where it is not measured (off Unix) and in
+    /// reports written before it was.
+    #[serde(default)]
+    pub cpu: Option<CpuTime>,
+}
+
+/// CPU seconds (user + system) of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuTime {
+    /// eqcheck's own, every thread, from its start to the end of the matrix, its
+    /// children left out.
+    pub harness_s: f64,
+    /// Every process eqcheck started while the matrix ran and waited for: the arms,
+    /// with whatever they started and waited for themselves, and the `--version`
+    /// asked of each arm's program.
+    pub arms_s: f64,
+}
+
+impl CpuTime {
+    /// The harness's CPU as a share of the arms' (0.05 is 5%); None when the arms
+    /// took no measurable CPU.
+    pub fn overhead(&self) -> Option<f64> {
+        (self.arms_s > 0.0).then(|| self.harness_s / self.arms_s)
+    }
 }
 
 /// The machine a run was on.

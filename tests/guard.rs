@@ -323,6 +323,45 @@ fn an_interrupted_run_or_bench_kills_its_arms_and_leaves_no_temp_tree() {
     }
 }
 
+#[test]
+fn an_interrupted_run_exits_even_when_nobody_reads_its_stderr_any_more() {
+    // As when the pipeline or CI step that read eqcheck's output was killed first:
+    // the interrupt's message cannot be written, and the run must end all the same.
+    let tmp = temp_dir();
+    let sleeper = double("sleep 60");
+    let mut child = std::process::Command::new(eqcheck())
+        .args([
+            "--ref", &sleeper, "--cand", &sleeper, "--tree", "basic", "--sets", "sizes",
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marker = tmp.path().to_string_lossy().into_owned();
+    wait_until("the arms run", || processes_mentioning(&marker).len() >= 2);
+    drop(child.stderr.take());
+    send(child.id(), libc_signal::TERM);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("eqcheck did not exit within 60 s of SIGTERM once its stderr was closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(128 + libc_signal::TERM));
+    assert_eq!(
+        entries_of(tmp.path()),
+        Vec::<PathBuf>::new(),
+        "temp folders left"
+    );
+}
+
 /// The two signals a user or a CI system sends to stop a run.
 mod libc_signal {
     pub const INT: i32 = 2;

@@ -58,11 +58,15 @@ fn hash_and_count_shards_merged_give_the_whole_runs_verdicts_and_exit_code() {
     for how in ["hash", "count"] {
         let mut shards = Vec::new();
         let mut ran = 0;
+        let mut cpu = [0.0, 0.0];
         for m in 1..=3 {
             let path = dir.path().join(format!("{how}-{m}.json"));
             let out = run_to(&path, &["--partition", &format!("{how}:{m}/3")]);
             let report = read(&path);
             ran += verdicts(&report).len();
+            for (sum, name) in cpu.iter_mut().zip(["harness_s", "arms_s"]) {
+                *sum += report["cpu"][name].as_f64().unwrap_or(f64::NAN);
+            }
             assert_eq!(report["shard"]["partition"]["index"], m, "{out}");
             shards.push(path);
         }
@@ -83,6 +87,15 @@ fn hash_and_count_shards_merged_give_the_whole_runs_verdicts_and_exit_code() {
         assert_eq!(verdicts(&report), expected, "{how}\n{out}");
         assert!(report["shard"].is_null(), "{out}");
         assert_eq!(report["trees"].as_array().unwrap().len(), 1, "{out}");
+        if cfg!(unix) {
+            // The whole run's cost is the shards' together, wherever they ran.
+            let merged_cpu = ["harness_s", "arms_s"].map(|n| report["cpu"][n].as_f64());
+            let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-6);
+            assert!(
+                close(merged_cpu[0], cpu[0]) && close(merged_cpu[1], cpu[1]),
+                "{how}: merged cpu {merged_cpu:?}, shards' sum {cpu:?}\n{out}"
+            );
+        }
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("DIFFERENCES FOUND"), "{out}");
     }

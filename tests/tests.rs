@@ -7,6 +7,7 @@ mod arms;
 mod bench;
 mod big_outputs;
 mod corners;
+mod cpu;
 mod filesystems;
 mod fixtures;
 mod flagsets;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use super::watch::{self, Drained, TreeWatch};
+use super::watch::{Drained, TreeWatch};
 use crate::fixtures::fingerprint::{self, Fingerprint};
 use crate::outcome::{Blame, Verdict};
 
@@ -40,9 +40,14 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<'a> Guard<'a> {
     /// Guards the tree at `root` whose fingerprint before any arm is `baseline`,
-    /// watching it where it can be watched.
-    pub fn new(root: &'a Path, depth: fingerprint::Depth, baseline: &'a Fingerprint) -> Guard<'a> {
-        let (watch, how) = match watch::start(root) {
+    /// with its watch (from `watch::start`) or why it has none.
+    pub fn new(
+        root: &'a Path,
+        depth: fingerprint::Depth,
+        baseline: &'a Fingerprint,
+        watch: Result<TreeWatch, String>,
+    ) -> Guard<'a> {
+        let (watch, how) = match watch {
             Ok(watch) => {
                 let how = format!(
                     "watched (inotify on {} folders), fingerprinted at the start and the end",

@@ -6,6 +6,7 @@
 pub mod arm;
 mod case;
 pub mod compare;
+mod cpu;
 pub mod exec;
 pub(crate) mod guard;
 pub mod identity;
@@ -126,6 +127,7 @@ pub(crate) struct Prepared {
 /// temp trees cleaned up on an interrupt from now on.
 pub(crate) fn prepare(matrix: &Matrix) -> Result<Prepared, MatrixError> {
     cleanup::on_interrupt_clean_up();
+    let cpu_at_start = cpu::used();
     let scratch = Scratch::new()?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
@@ -213,12 +215,14 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
     }
     let user = matrix.user.describe();
     let host = identity::host();
+    let reference = arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout);
+    let candidate = arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout);
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
         eqcheck_version: env!("CARGO_PKG_VERSION").to_string(),
         shard: matrix.partition.map(|partition| Shard { partition, plan }),
-        reference: arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout),
-        candidate: arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout),
+        reference,
+        candidate,
         host: Some(host),
         config: matrix.config.clone(),
         flag_sets: matrix.flag_sets.file.clone(),
@@ -229,6 +233,8 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         trees: found.trees,
         rules: audit(&matrix.flag_sets, &found.cases),
         cases: found.cases,
+        // After the arms' `--version`, which is the arms' CPU too.
+        cpu: cpu::since(cpu_at_start),
     })
 }
 
@@ -264,8 +270,17 @@ impl Runner<'_> {
             root,
         } = open_tree(source)?;
         // The first fingerprint reads every folder once, which also settles
-        // directory atimes before the first arm looks.
-        let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
+        // directory atimes before the first arm looks. The watch is set up beside
+        // it: both only read, and no arm runs until both are done.
+        let (baseline, watch) = std::thread::scope(|scope| {
+            let watching = matrix.guard.map(|_| scope.spawn(|| watch::start(&root)));
+            let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
+            let watch = watching.map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err("the watch's setup panicked".into()))
+            });
+            (baseline, watch)
+        });
         if matrix.user.is_root() && baseline.has_permission_fixtures() {
             found.warnings.push(format!(
                 "tree {name} has folders or files their owner may not read, but the arms run as {}: those fixtures test nothing",
@@ -275,7 +290,8 @@ impl Runner<'_> {
         self.progress.tree_started(&name, planned.len());
         std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
         let rebuild = rebuild(source, built.as_ref(), matrix.keep);
-        let guard = (matrix.guard).map(|depth| Guard::new(&root, depth, &baseline));
+        let guard = (matrix.guard.zip(watch))
+            .map(|(depth, watch)| Guard::new(&root, depth, &baseline, watch));
         let on_tree = OnTree {
             name: &name,
             root: &root,

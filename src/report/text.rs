@@ -95,6 +95,9 @@ pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::R
         rules(outcome, out)?;
     }
     writeln!(out)?;
+    if let Some(cpu) = summary::cpu_note(outcome) {
+        writeln!(out, "{cpu}")?;
+    }
     writeln!(
         out,
         "{}: {}",
