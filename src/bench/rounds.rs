@@ -11,7 +11,6 @@ use std::process::{Command, Stdio};
 use super::check::{Digests, First, Output};
 use super::{stats, timed, BenchOptions, Variant};
 use crate::cleanup;
-use crate::fixtures::fingerprint;
 use crate::flagset::{FlagSet, TREE_PLACEHOLDER};
 use crate::matrix::compare::CaseRules;
 use crate::matrix::exec::{self, ArmUser, Captured};
@@ -63,11 +62,11 @@ pub(super) fn bench_tree(
     dir: &Path,
 ) -> Result<BenchTree, MatrixError> {
     let tree = matrix::open_tree(source)?;
-    let depth = bench.matrix.guard.unwrap_or_default();
-    let fingerprint = fingerprint::take(&tree.root, depth);
+    let (fingerprint, watch) = matrix::fingerprint_and_watch(&tree.root, bench.matrix.guard);
     std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
     let mut rows = plan_rows(bench, &tree, dir)?;
-    let guard = (bench.matrix.guard).map(|depth| Guard::new(&tree.root, depth, &fingerprint));
+    let guard = (bench.matrix.guard.zip(watch))
+        .map(|(depth, watch)| Guard::new(&tree.root, depth, &fingerprint, watch));
     let mut baseline = Vec::new();
     let options = bench.options;
     let total = options.warmup + options.rounds;

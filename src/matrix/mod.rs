@@ -127,7 +127,6 @@ pub(crate) struct Prepared {
 /// temp trees cleaned up on an interrupt from now on.
 pub(crate) fn prepare(matrix: &Matrix) -> Result<Prepared, MatrixError> {
     cleanup::on_interrupt_clean_up();
-    let cpu_at_start = cpu::used();
     let scratch = Scratch::new()?;
     let reference = scratch.reachable_arm(&matrix.reference, &matrix.user)?;
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
@@ -151,6 +150,28 @@ pub(crate) struct OpenTree {
     pub root: PathBuf,
 }
 
+/// The tree's first fingerprint, and its watch when it is guarded. The fingerprint
+/// reads every folder once, which also settles directory atimes before the first
+/// arm looks. The watch is set up beside it: both only read, and no arm runs until
+/// both are done.
+pub(crate) fn fingerprint_and_watch(
+    root: &Path,
+    guard: Option<fingerprint::Depth>,
+) -> (
+    fingerprint::Fingerprint,
+    Option<Result<watch::TreeWatch, String>>,
+) {
+    std::thread::scope(|scope| {
+        let watching = guard.map(|_| scope.spawn(|| watch::start(root)));
+        let baseline = fingerprint::take(root, guard.unwrap_or_default());
+        let watch = watching.map(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err("the watch's setup panicked".into()))
+        });
+        (baseline, watch)
+    })
+}
+
 /// Builds a spec tree fresh, or takes an existing folder where it is.
 pub(crate) fn open_tree(source: &TreeSource) -> Result<OpenTree, MatrixError> {
     Ok(match source {
@@ -172,6 +193,7 @@ pub(crate) fn open_tree(source: &TreeSource) -> Result<OpenTree, MatrixError> {
 
 /// Runs every case and returns what was found.
 pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, MatrixError> {
+    let cpu_at_start = cpu::used();
     let Prepared {
         scratch,
         reference,
@@ -269,18 +291,7 @@ impl Runner<'_> {
             mut built,
             root,
         } = open_tree(source)?;
-        // The first fingerprint reads every folder once, which also settles
-        // directory atimes before the first arm looks. The watch is set up beside
-        // it: both only read, and no arm runs until both are done.
-        let (baseline, watch) = std::thread::scope(|scope| {
-            let watching = matrix.guard.map(|_| scope.spawn(|| watch::start(&root)));
-            let baseline = fingerprint::take(&root, matrix.guard.unwrap_or_default());
-            let watch = watching.map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err("the watch's setup panicked".into()))
-            });
-            (baseline, watch)
-        });
+        let (baseline, watch) = fingerprint_and_watch(&root, matrix.guard);
         if matrix.user.is_root() && baseline.has_permission_fixtures() {
             found.warnings.push(format!(
                 "tree {name} has folders or files their owner may not read, but the arms run as {}: those fixtures test nothing",
