@@ -31,6 +31,15 @@ fn row(report: &serde_json::Value) -> &serde_json::Value {
     &report["trees"][0]["rows"][0]
 }
 
+/// Why the first tree's rounds stopped, or nothing.
+fn stopped(out: &Output) -> String {
+    let report = json_report(out);
+    report["trees"][0]["stopped"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn median(figures: &serde_json::Value, figure: &str) -> f64 {
     figures[figure]["median"]
         .as_f64()
@@ -268,10 +277,7 @@ fn a_candidate_that_edits_the_tree_stops_the_bench_and_is_named() {
     args.extend(crate::util::as_root());
     let out = run(args);
     assert_exit(&out, 3);
-    let stopped = json_report(&out)["trees"][0]["stopped"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let stopped = stopped(&out);
     assert!(
         stopped.starts_with("B (candidate) changed the tree in round 1"),
         "{out}"
@@ -312,10 +318,7 @@ fn a_failing_prepare_command_stops_the_tree_and_says_so() {
         &["--rounds", "2", "--prepare", "echo cache busy >&2; exit 4"],
     );
     assert_exit(&out, 3);
-    let stopped = json_report(&out)["trees"][0]["stopped"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let stopped = stopped(&out);
     assert!(
         stopped.contains("--prepare `echo cache busy >&2; exit 4` failed"),
         "{out}"

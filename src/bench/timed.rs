@@ -236,7 +236,8 @@ mod platform {
     use windows_sys::Win32::System::JobObjects::{
         AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
         JobObjectExtendedLimitInformation, QueryInformationJobObject, TerminateJobObject,
-        JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+        JOBOBJECTINFOCLASS, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+        JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
     };
     use windows_sys::Win32::System::Threading::WaitForSingleObject;
 
@@ -300,36 +301,36 @@ mod platform {
 
     /// The job's CPU times (100 ns units) and its largest process's peak commit.
     fn accounting(job: &Job) -> (Option<Duration>, Option<Duration>, Option<u64>) {
-        // SAFETY: plain data structures, zeroes are valid; the sizes passed are theirs.
-        let mut basic: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION = unsafe { std::mem::zeroed() };
-        let mut extended: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
-        let got_basic = unsafe {
-            QueryInformationJobObject(
-                job.0,
-                JobObjectBasicAccountingInformation,
-                (&mut basic as *mut JOBOBJECT_BASIC_ACCOUNTING_INFORMATION).cast(),
-                std::mem::size_of_val(&basic) as u32,
-                std::ptr::null_mut(),
-            )
-        } != 0;
-        let got_extended = unsafe {
-            QueryInformationJobObject(
-                job.0,
-                JobObjectExtendedLimitInformation,
-                (&mut extended as *mut JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
-                std::mem::size_of_val(&extended) as u32,
-                std::ptr::null_mut(),
-            )
-        } != 0;
+        let basic: Option<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION> =
+            query(job, JobObjectBasicAccountingInformation);
+        let extended: Option<JOBOBJECT_EXTENDED_LIMIT_INFORMATION> =
+            query(job, JobObjectExtendedLimitInformation);
         // A job that counted no process (a Windows layer that answers without
         // accounting) knows nothing: unknown, never 0.
-        let counted = got_basic && basic.TotalProcesses > 0;
+        let basic = basic.filter(|b| b.TotalProcesses > 0);
         let ticks = |t: i64| Duration::from_nanos(t.max(0) as u64 * 100);
-        let peak = extended.PeakProcessMemoryUsed as u64;
+        let peak = extended.map(|e| e.PeakProcessMemoryUsed as u64);
         (
-            counted.then(|| ticks(basic.TotalUserTime)),
-            counted.then(|| ticks(basic.TotalKernelTime)),
-            (got_extended && peak > 0).then_some(peak),
+            basic.map(|b| ticks(b.TotalUserTime)),
+            basic.map(|b| ticks(b.TotalKernelTime)),
+            peak.filter(|&p| p > 0),
         )
+    }
+
+    /// One class of the job's information, where the system gives it.
+    fn query<T: Copy>(job: &Job, class: JOBOBJECTINFOCLASS) -> Option<T> {
+        // SAFETY: the classes asked for are plain data structures, for which all
+        // zeroes is a valid value; the size passed is the structure's own.
+        let mut info: T = unsafe { std::mem::zeroed() };
+        let got = unsafe {
+            QueryInformationJobObject(
+                job.0,
+                class,
+                (&mut info as *mut T).cast(),
+                std::mem::size_of::<T>() as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        (got != 0).then_some(info)
     }
 }

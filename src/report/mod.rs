@@ -277,18 +277,7 @@ impl Reports {
             };
             results.push(("GitHub annotations", annotated));
         }
-        for (format, result) in results {
-            match result {
-                Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
-                    return Err(ReportError::Write {
-                        format,
-                        source: err,
-                    });
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+        first_failure(results)
     }
 }
 
@@ -321,19 +310,25 @@ impl Reports {
                 .and_then(|()| out.finish());
             results.push(("Markdown", written));
         }
-        for (format, result) in results {
-            match result {
-                Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
-                    return Err(ReportError::Write {
-                        format,
-                        source: err,
-                    });
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+        first_failure(results)
     }
+}
+
+/// The first report that failed to write, of all that were attempted. A reader
+/// that stopped reading (`| head`) is not a failure: it does not change the verdict.
+fn first_failure(results: Vec<(&'static str, io::Result<()>)>) -> Result<(), ReportError> {
+    for (format, result) in results {
+        match result {
+            Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                return Err(ReportError::Write {
+                    format,
+                    source: err,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn is_stdout(path: &Path) -> bool {
