@@ -131,7 +131,10 @@ fn a_malformed_config_stops_the_run_at_its_line_and_column() {
             "\n\ncolour = 1\n",
             "eqcheck.toml:3:1: unknown key `colour`; known keys:",
         ),
-        ("runs = 0\n", "eqcheck.toml:1:8: runs: must be at least 1"),
+        (
+            "runs = 0\n",
+            "eqcheck.toml:1:8: runs: must be from 1 to 1000, not 0",
+        ),
         (
             "trees = [\"basic\"\n",
             "eqcheck.toml:1:17: trees: unclosed array",

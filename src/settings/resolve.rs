@@ -23,9 +23,15 @@ use crate::outcome::Partition;
 pub const DEFAULT_SETS: &str = "all";
 /// `--timeout` when neither says.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// The longest `--timeout`: a week, far past any walk, and far from the overflow
+/// The longest `--timeout`: a day, far past any walk, and far from the overflow
 /// of a deadline computed from it.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+/// The most `--runs`: a thousand runs find a flake of one in a few hundred; more
+/// would only fill the disk with outputs.
+pub const MAX_RUNS: usize = 1000;
+/// The most `--jobs` per core: cases mostly wait on their arms, but past this the
+/// threads only fight over the cores (and each holds a stack and a case folder).
+pub const MAX_JOBS_PER_CORE: usize = 4;
 /// Runs per arm under `--self-check` when `--runs` does not say.
 pub const SELF_CHECK_RUNS: usize = 3;
 
@@ -103,13 +109,17 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
         reachable(tree, given, &user)?;
     }
     let runs = match &options.runs {
-        Some(runs) => at_least_one(runs)?,
+        Some(runs) => count_within(runs, MAX_RUNS, String::new())?,
         None if self_check => SELF_CHECK_RUNS,
         None => 1,
     };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = match &options.jobs {
-        Some(jobs) => at_least_one(jobs)?,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(jobs) => {
+            let why = format!(" ({MAX_JOBS_PER_CORE} per core; this machine has {cores})");
+            count_within(jobs, MAX_JOBS_PER_CORE * cores, why)?
+        }
+        None => cores,
     };
     Ok(Matrix {
         reference,
@@ -408,10 +418,14 @@ fn distinct_names(trees: &mut [TreeSource]) {
     }
 }
 
-fn at_least_one(count: &Given<usize>) -> Result<usize, SettingsError> {
+/// A count from 1 to `max`; `why` says where the bound comes from.
+fn count_within(count: &Given<usize>, max: usize, why: String) -> Result<usize, SettingsError> {
     match count.value {
-        0 => Err(SettingsError::at(count, "must be at least 1".into())),
-        n => Ok(n),
+        n if (1..=max).contains(&n) => Ok(n),
+        n => Err(SettingsError::at(
+            count,
+            format!("must be from 1 to {max}{why}, not {n}"),
+        )),
     }
 }
 

@@ -46,19 +46,21 @@ fn flag_sets_are_found_by_the_programs_name() {
 #[test]
 fn a_files_values_are_checked_at_their_place() {
     let cases = [
-        ("runs = 0", "eqcheck.toml:1:8: runs: must be at least 1"),
-        ("jobs = 0", "eqcheck.toml:1:8: jobs: must be at least 1"),
+        ("runs = 0", "eqcheck.toml:1:8: runs: must be from 1 to 1000, not 0"),
+        ("runs = 1001", "eqcheck.toml:1:8: runs: must be from 1 to 1000, not 1001"),
+        ("jobs = 0", "eqcheck.toml:1:8: jobs: must be from 1 to "),
+        ("jobs = 100000", "eqcheck.toml:1:8: jobs: must be from 1 to "),
         (
             "timeout = 0",
-            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not 0",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 86400, not 0",
         ),
         (
             "timeout = nan",
-            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not NaN",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 86400, not NaN",
         ),
         (
             "timeout = 1e19",
-            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 604800, not 10000000000000000000",
+            "eqcheck.toml:1:11: timeout: must be seconds more than 0 and at most 86400, not 10000000000000000000",
         ),
         (
             "sets = \"depth,nosuch\"",
