@@ -354,3 +354,65 @@ fn entries_the_platform_cannot_hold_are_skipped_and_said() {
     let lines: Vec<usize> = tree.skipped().iter().map(|s| s.line).collect();
     assert_eq!(lines, [3, 2], "{:?}", tree.skipped());
 }
+
+#[test]
+fn builds_into_one_folder_at_once_one_wins_and_the_folder_stays_whole() {
+    const AT_ONCE: usize = 4;
+    for _ in 0..3 {
+        let dir = temp_dir();
+        let into = dir.path().join("x");
+        // Every build waits on one FIFO and starts the moment it is closed, so they
+        // all look for the folder at the same time.
+        let gate = dir.path().join("gate");
+        let made = Cmd::new("mkfifo").arg(&gate).output();
+        assert_exit(&made, 0);
+        let builds: Vec<std::process::Child> = (0..AT_ONCE)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(r#"read _ < "$1"; exec "$2" trees build edge --into "$3""#)
+                    .arg("sh")
+                    .args([
+                        gate.as_os_str(),
+                        crate::util::eqcheck().as_os_str(),
+                        into.as_os_str(),
+                    ])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        fs::write(&gate, b"go\n").unwrap();
+        let outputs: Vec<std::process::Output> = builds
+            .into_iter()
+            .map(|b| b.wait_with_output().unwrap())
+            .collect();
+        let codes: Vec<Option<i32>> = outputs.iter().map(|o| o.status.code()).collect();
+        let said: Vec<String> = (outputs.iter())
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            .collect();
+        let won = codes.iter().filter(|c| **c == Some(0)).count();
+        assert_eq!(won, 1, "{codes:?} {said:?}");
+        let lost = said.iter().filter(|s| s.contains("exists already")).count();
+        assert_eq!(lost, AT_ONCE - 1, "{codes:?} {said:?}");
+        let fresh = build_temp(&spec_named("edge").unwrap()).unwrap();
+        assert_eq!(
+            entries(&into),
+            entries(fresh.path()),
+            "the built folder is a whole edge tree"
+        );
+    }
+}
+
+/// Every path under `root`, relative, sorted.
+fn entries(root: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
+        .collect();
+    found.sort();
+    found
+}
