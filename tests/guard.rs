@@ -281,8 +281,11 @@ fn an_interrupted_run_or_bench_kills_its_arms_and_leaves_no_temp_tree() {
     for (signal, command, running) in [
         (libc_signal::INT, &run, 2),
         (libc_signal::TERM, &run, 2),
+        (libc_signal::HUP, &run, 2),
+        (libc_signal::QUIT, &run, 2),
         (libc_signal::INT, &bench, 1),
         (libc_signal::TERM, &bench, 1),
+        (libc_signal::HUP, &bench, 1),
     ] {
         let tmp = temp_dir();
         // Files, not pipes: an arm left running would hold a pipe open, and
@@ -362,9 +365,11 @@ fn an_interrupted_run_exits_even_when_nobody_reads_its_stderr_any_more() {
     );
 }
 
-/// The two signals a user or a CI system sends to stop a run.
+/// The signals a user, a closing terminal or a CI system sends to stop a run.
 mod libc_signal {
+    pub const HUP: i32 = 1;
     pub const INT: i32 = 2;
+    pub const QUIT: i32 = 3;
     pub const TERM: i32 = 15;
 }
 
