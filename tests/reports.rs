@@ -310,6 +310,34 @@ fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
         &["--json", &shared, "--junit", &shared],
         "--json and --junit both name",
     );
+    // A link to a report's file is that file: one report would be lost.
+    let link = dir.path().join("link.md");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("a.json"), &link).unwrap();
+    #[cfg(unix)]
+    stopped(
+        &["--json", &shared, "--markdown", &link.to_string_lossy()],
+        "--json and --markdown both name",
+    );
+    // A link another user planted in a world-writable sticky folder is not
+    // followed: it would overwrite what they chose.
+    #[cfg(unix)]
+    if crate::util::is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        let sticky = dir.path().join("tmp");
+        std::fs::create_dir(&sticky).unwrap();
+        std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let planted = sticky.join("r.json");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
+        stopped(
+            &["--json", &planted.to_string_lossy()],
+            "a symlink owned by uid 65534 in the world-writable sticky folder",
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
     // The witness works: a run that starts leaves it.
     let out = eqcheck_run(&counter, &counter, &sets, crate::util::as_root()).output();
     assert_exit(&out, 0);

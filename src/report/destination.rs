@@ -52,6 +52,7 @@ impl Destination {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 return Staged::beside(path, None).map(Destination::Staged)
             }
+            Ok(meta) if meta.file_type().is_symlink() => planted_link(path, &meta)?,
             _ => {}
         }
         Ok(Destination::InPlace(BufWriter::new(File::create(path)?)))
@@ -130,6 +131,37 @@ impl Drop for Staged {
     fn drop(&mut self) {
         let _ = cleanup::remove_registered_folder(&self.folder);
     }
+}
+
+/// Refuses a symlink that another user owns in a world-writable sticky folder
+/// (`/tmp`): whoever planted it chose what the report would overwrite. This is
+/// the kernel's `protected_symlinks` rule, applied whatever the sysctl says.
+#[cfg(unix)]
+fn planted_link(path: &Path, link: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => parent,
+        None => Path::new("."),
+    };
+    let folder = fs::metadata(parent)?;
+    let sticky_and_open = folder.mode() & 0o1002 == 0o1002;
+    let me = rustix::process::geteuid().as_raw();
+    if sticky_and_open && link.uid() != me && link.uid() != folder.uid() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "a symlink owned by uid {} in the world-writable sticky folder {}: not followed (another user chose where it leads)",
+                link.uid(),
+                parent.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn planted_link(_path: &Path, _link: &fs::Metadata) -> io::Result<()> {
+    Ok(())
 }
 
 /// Makes a new hidden folder in `parent` (the working folder when empty). Named by

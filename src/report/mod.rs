@@ -158,10 +158,7 @@ fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
         .iter()
         .filter_map(|(flag, path)| {
             let path = path.as_deref().filter(|p| !is_stdout(p))?;
-            Some((
-                *flag,
-                std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-            ))
+            Some((*flag, resolved(path)))
         })
         .collect();
     for (i, (first, path)) in files.iter().enumerate() {
@@ -174,6 +171,29 @@ fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
         }
     }
     Ok(!on_stdout.is_empty())
+}
+
+/// The file a report path ends at, symlinks followed (dangling ones too, which
+/// writing would create): `--json F --markdown L`, with L a link to F, name one
+/// file. A path not there yet ends in its folder's.
+fn resolved(path: &Path) -> PathBuf {
+    let mut path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    // As many links as the kernel follows before it gives up (ELOOP).
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        path = match path.parent() {
+            Some(folder) => folder.join(target),
+            None => target,
+        };
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(folder), Some(name)) => std::fs::canonicalize(folder)
+            .map(|f| f.join(name))
+            .unwrap_or(path.clone()),
+        _ => path,
+    }
 }
 
 /// The destination of the report `flag` asks for, when it asks for one.
