@@ -38,7 +38,7 @@ use rustix::fs::{Mode, OFlags, CWD};
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
 use crate::walk::{
-    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
+    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed, Summed,
 };
 use listing::{first_batch, Listing, Named};
 use stat::{kind_of_type, stat_entry};
@@ -57,10 +57,12 @@ const OPEN_AHEAD: usize = 16;
 const PIPELINED_FOLDERS: usize = 32;
 
 /// Lists the operands, and counts what the listing typed and what was statted.
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Census) {
+/// With `sum_files`, files only summed are left out (see [`Summed`]).
+pub fn list(operands: &[OsString], options: ListOptions, sum_files: bool) -> (Vec<Entry>, Census) {
     crate::walk::raise_descriptor_limit();
     let walker = Walker {
         options,
+        sum_files,
         listed_once: Mutex::new(HashSet::new()),
         pipelined_now: AtomicUsize::new(0),
         census: Counters::default(),
@@ -81,6 +83,7 @@ fn pool() -> &'static rayon::ThreadPool {
 
 struct Walker {
     options: ListOptions,
+    sum_files: bool,
     listed_once: Mutex<HashSet<Identity>>,
     /// How many folders are held open for their stat jobs (see [`PipelineSlot`]).
     pipelined_now: AtomicUsize,
@@ -153,7 +156,7 @@ impl Walker {
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
         self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev);
-        Contents::Listed { entries, error }
+        self.listed(entries, error, root_dev)
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
@@ -296,7 +299,7 @@ impl Walker {
         if let Some((fd, slot, late)) = late {
             self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
         }
-        Contents::Listed { entries, error }
+        self.listed(entries, error, root_dev)
     }
 
     /// The half of a pipelined folder that another worker usually does: finish the
@@ -327,6 +330,28 @@ impl Walker {
             error,
             named,
             late,
+        }
+    }
+
+    /// A listed folder's contents, its files summed and left out when the walk was
+    /// asked to (see [`Summed`]). Done once the subfolders are entered, since until
+    /// then they are found by their index in the listing.
+    fn listed(
+        &self,
+        mut entries: Vec<Entry>,
+        error: Option<io::Error>,
+        root_dev: Option<u64>,
+    ) -> Contents {
+        let mut summed = Summed::default();
+        if self.sum_files {
+            entries.retain(|e| !e.stat.as_ref().is_ok_and(|s| summed.add(s, root_dev)));
+            // What is left out goes back to the allocator for the next folders.
+            entries.shrink_to_fit();
+        }
+        Contents::Listed {
+            entries,
+            error,
+            summed,
         }
     }
 
