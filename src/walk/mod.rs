@@ -114,26 +114,28 @@ pub struct Summed {
     pub blocks: u64,
 }
 
+// Only the Linux engine sums files so far.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Summed {
-    /// Adds `stat` when it is a file the walk may leave out (see [`Summed`]) and
-    /// says whether it did.
-    // Only the Linux engine sums files so far.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) fn add(&mut self, stat: &StatFields, root_dev: Option<u64>) -> bool {
+    /// Whether a walk that sums files may leave out an entry with these fields
+    /// (see [`Summed`]).
+    pub(crate) fn leaves_out(stat: &StatFields, root_dev: Option<u64>) -> bool {
         let on_root_device = match (root_dev, stat.dev) {
             (Some(root), Some(dev)) => root == dev.value,
             _ => false,
         };
-        let (Some(size), Some(blocks)) = (stat.size, stat.blocks) else {
-            return false;
-        };
-        if stat.kind == FileKind::Dir || stat.may_have_other_links() || !on_root_device {
-            return false;
-        }
+        stat.kind != FileKind::Dir
+            && !stat.may_have_other_links()
+            && on_root_device
+            && stat.size.is_some()
+            && stat.blocks.is_some()
+    }
+
+    /// Adds the figures of an entry [`Summed::leaves_out`].
+    pub(crate) fn add(&mut self, stat: &StatFields) {
         self.files += 1;
-        self.size += size.value;
-        self.blocks += blocks.value;
-        true
+        self.size += stat.size.map_or(0, |s| s.value);
+        self.blocks += stat.blocks.map_or(0, |b| b.value);
     }
 }
 

@@ -29,11 +29,13 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags, CWD};
+use rustix::path::Arg;
 
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
@@ -148,10 +150,12 @@ impl Walker {
     #[inline(never)]
     fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
         listing.finish(&fd);
-        let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
-        let mut entries = stat_all(&fd, names, self.options.follow_symlinks, &self.census);
+            .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
+        let left_out = |s: &StatFields| self.left_out(s, root_dev);
+        let follow = self.options.follow_symlinks;
+        let mut entries = stat_all(&fd, &listing, follow, &self.census, &left_out);
+        let error = listing.error;
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
@@ -240,7 +244,7 @@ impl Walker {
                 let named: Vec<usize> = listing.named_folders().collect();
                 let opened: Vec<Opened> = named
                     .iter()
-                    .map(|&i| open_subfolder(&fd, &listing.names[i].name, false))
+                    .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
                     .collect();
                 let finished = &finished;
                 let level = {
@@ -315,10 +319,11 @@ impl Walker {
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
         listing.finish(&fd);
-        let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
-        let entries = stat_all(&fd, names, false, &self.census);
+            .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
+        let left_out = |s: &StatFields| self.left_out(s, root_dev);
+        let entries = stat_all(&fd, &listing, false, &self.census, &left_out);
+        let error = listing.error;
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
             .collect();
@@ -344,7 +349,13 @@ impl Walker {
     ) -> Contents {
         let mut summed = Summed::default();
         if self.sum_files {
-            entries.retain(|e| !e.stat.as_ref().is_ok_and(|s| summed.add(s, root_dev)));
+            entries.retain(|entry| match &entry.stat {
+                Ok(stat) if self.left_out(stat, root_dev) => {
+                    summed.add(stat);
+                    false
+                }
+                _ => true,
+            });
             // What is left out goes back to the allocator for the next folders.
             entries.shrink_to_fit();
         }
@@ -353,6 +364,11 @@ impl Walker {
             error,
             summed,
         }
+    }
+
+    /// Whether the walk sums an entry with these fields instead of keeping it.
+    fn left_out(&self, stat: &StatFields, root_dev: Option<u64>) -> bool {
+        self.sum_files && Summed::leaves_out(stat, root_dev)
     }
 
     /// Whether an entry with these stat fields is a folder to enter.
@@ -387,27 +403,45 @@ enum Opened {
 
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
-/// whoever enters them.
-fn stat_all(fd: &OwnedFd, names: Vec<Named>, follow: bool, census: &Counters) -> Vec<Entry> {
-    let entry = |named: Named| Entry {
-        stat: stat_entry(fd, &named.name, follow, census),
-        listed: Some(Listed {
-            kind: kind_of_type(named.dtype),
-            ino: named.ino,
-        }),
-        name: named.name,
-        contents: Contents::None,
+/// whoever enters them. An entry `left_out` says the walk sums gets no name of its
+/// own (an empty one allocates nothing): [`Walker::listed`] drops it, and until
+/// then it is found by its index alone.
+fn stat_all(
+    fd: &OwnedFd,
+    listing: &Listing,
+    follow: bool,
+    census: &Counters,
+    left_out: &(dyn Fn(&StatFields) -> bool + Sync),
+) -> Vec<Entry> {
+    let entry = |named: &Named| {
+        let name = listing.name(named);
+        let stat = stat_entry(fd, name, follow, census);
+        let name = if stat.as_ref().is_ok_and(left_out) {
+            OsString::new()
+        } else {
+            OsStr::from_bytes(name.to_bytes()).to_os_string()
+        };
+        Entry {
+            name,
+            stat,
+            listed: Some(Listed {
+                kind: kind_of_type(named.dtype),
+                ino: named.ino,
+            }),
+            contents: Contents::None,
+        }
     };
+    let names = &listing.names;
     if names.len() >= CHUNKED_FOLDER {
         in_pool(|| {
             names
-                .into_par_iter()
+                .par_iter()
                 .with_min_len(STAT_CHUNK)
                 .map(entry)
                 .collect()
         })
     } else {
-        names.into_iter().map(entry).collect()
+        names.iter().map(entry).collect()
     }
 }
 
@@ -427,7 +461,7 @@ fn entries_below(contents: &Contents) -> u64 {
 /// Opens a subfolder relative to its parent's descriptor, through a link only when
 /// links are followed. Pipelined folders open their subfolders on `d_type` alone,
 /// before the stat is in; the stat later decides whether what is listed stands.
-fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> Opened {
+fn open_subfolder<Fd: AsFd, N: Arg>(parent: Fd, name: N, follow_symlinks: bool) -> Opened {
     match open_folder_at(parent, name, follow_symlinks) {
         Ok(fd) => Opened::Folder(fd),
         Err(err) => Opened::Settled(Contents::unreadable(err)),
@@ -436,9 +470,9 @@ fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> 
 
 /// Opens a folder relative to a descriptor (or `CWD`), through a link only when
 /// links are followed.
-pub(in crate::walk) fn open_folder_at<Fd: AsFd>(
+pub(in crate::walk) fn open_folder_at<Fd: AsFd, N: Arg>(
     parent: Fd,
-    name: &OsStr,
+    name: N,
     follow_symlinks: bool,
 ) -> io::Result<OwnedFd> {
     let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -456,16 +490,10 @@ pub(in crate::walk) fn names<'a>(
 ) -> impl Iterator<Item = io::Result<(OsString, Listed)>> + 'a {
     census.served(ListingCall::Getdents64);
     listing::Names::new(fd).map(move |named| {
-        let named = named?;
-        let kind = kind_of_type(named.dtype);
+        let (name, dtype, ino) = named?;
+        let kind = kind_of_type(dtype);
         census.listed(std::iter::once(kind));
-        Ok((
-            named.name,
-            Listed {
-                kind,
-                ino: named.ino,
-            },
-        ))
+        Ok((name, Listed { kind, ino }))
     })
 }
 

@@ -65,11 +65,10 @@ fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
 #[test]
 fn a_d_type_the_stat_contradicts_lists_nothing() {
     let (_dir, fd, mut listing) = listed_folder();
-    for named in &mut listing.names {
-        if named.name == "g" {
-            named.dtype = FileType::Directory;
-        }
-    }
+    let g = (0..listing.names.len())
+        .find(|&i| listing.name(&listing.names[i]).to_bytes() == b"g")
+        .unwrap();
+    listing.names[g].dtype = FileType::Directory;
     let top = pipelined(fd, listing);
     let g = child(entries(&top), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
