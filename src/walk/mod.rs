@@ -137,6 +137,13 @@ impl Summed {
         self.size += stat.size.map_or(0, |s| s.value);
         self.blocks += stat.blocks.map_or(0, |b| b.value);
     }
+
+    /// Adds figures summed elsewhere.
+    pub(crate) fn merge(&mut self, other: Summed) {
+        self.files += other.files;
+        self.size += other.size;
+        self.blocks += other.blocks;
+    }
 }
 
 /// Lists every operand with the chosen engine.

@@ -152,15 +152,15 @@ impl Walker {
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
-        let left_out = |s: &StatFields| self.left_out(s, root_dev);
+        let left_out = |_, s: &StatFields| self.left_out(s, root_dev);
         let follow = self.options.follow_symlinks;
-        let mut entries = stat_all(&fd, &listing, follow, &self.census, &left_out);
-        let error = listing.error;
+        let statted = stat_all(&fd, &listing, follow, &self.census, &left_out);
+        let (mut entries, summed, error) = (statted.entries, statted.summed, listing.error);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
         self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev);
-        self.listed(entries, error, root_dev)
+        self.listed(entries, error, summed, root_dev)
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
@@ -292,6 +292,7 @@ impl Walker {
             error,
             named,
             late,
+            summed,
         } = finished;
         for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
@@ -303,7 +304,7 @@ impl Walker {
         if let Some((fd, slot, late)) = late {
             self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
         }
-        self.listed(entries, error, root_dev)
+        self.listed(entries, error, summed, root_dev)
     }
 
     /// The half of a pipelined folder that another worker usually does: finish the
@@ -321,9 +322,23 @@ impl Walker {
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
-        let left_out = |s: &StatFields| self.left_out(s, root_dev);
-        let entries = stat_all(&fd, &listing, false, &self.census, &left_out);
+        // A folder entered on its `d_type` is kept until its stat is settled.
+        let left_out =
+            |i, s: &StatFields| named.binary_search(&i).is_err() && self.left_out(s, root_dev);
+        let Statted {
+            entries,
+            listed_at,
+            summed,
+        } = stat_all(&fd, &listing, false, &self.census, &left_out);
         let error = listing.error;
+        let named: Vec<usize> = named
+            .iter()
+            .map(|i| {
+                listed_at
+                    .binary_search(i)
+                    .expect("a folder entered is kept")
+            })
+            .collect();
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
             .collect();
@@ -335,19 +350,20 @@ impl Walker {
             error,
             named,
             late,
+            summed,
         }
     }
 
-    /// A listed folder's contents, its files summed and left out when the walk was
-    /// asked to (see [`Summed`]). Done once the subfolders are entered, since until
-    /// then they are found by their index in the listing.
+    /// A listed folder's contents, with `summed` the files its stats left out; a
+    /// folder entered on its `d_type` that its stat says is a file to sum is summed
+    /// and left out here (see [`Summed`]).
     fn listed(
         &self,
         mut entries: Vec<Entry>,
         error: Option<io::Error>,
+        mut summed: Summed,
         root_dev: Option<u64>,
     ) -> Contents {
-        let mut summed = Summed::default();
         if self.sum_files {
             entries.retain(|entry| match &entry.stat {
                 Ok(stat) if self.left_out(stat, root_dev) => {
@@ -387,12 +403,14 @@ impl Walker {
 
 /// A pipelined folder once listed and statted: its entries, the error that cut the
 /// listing short, the indexes of the subfolders entered on `d_type` and, when there
-/// are subfolders still to enter, the folder itself (with its slot) and their indexes.
+/// are subfolders still to enter, the folder itself (with its slot) and their
+/// indexes; and the figures of the files left out.
 struct FinishedFolder<'w> {
     entries: Vec<Entry>,
     error: Option<io::Error>,
     named: Vec<usize>,
     late: Option<(OwnedFd, PipelineSlot<'w>, Vec<usize>)>,
+    summed: Summed,
 }
 
 /// A subfolder about to be listed, or the reason it needs no listing.
@@ -401,48 +419,81 @@ enum Opened {
     Settled(Contents),
 }
 
+/// What statting a folder's names made: the entries kept, the index each had in the
+/// listing, and the figures of the files left out.
+#[derive(Default)]
+struct Statted {
+    entries: Vec<Entry>,
+    listed_at: Vec<usize>,
+    summed: Summed,
+}
+
+impl Statted {
+    /// Keeps an entry made of the name at `at`, or adds a file left out.
+    fn add(&mut self, at: usize, made: Result<Entry, Summed>) {
+        match made {
+            Ok(entry) => {
+                self.entries.push(entry);
+                self.listed_at.push(at);
+            }
+            Err(file) => self.summed.merge(file),
+        }
+    }
+}
+
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
-/// whoever enters them. An entry `left_out` says the walk sums gets no name of its
-/// own (an empty one allocates nothing): [`Walker::listed`] drops it, and until
-/// then it is found by its index alone.
+/// whoever enters them. A file `left_out` (given its index in the listing) says the
+/// walk sums is only added up: it never gets an entry or a name of its own.
 fn stat_all(
     fd: &OwnedFd,
     listing: &Listing,
     follow: bool,
     census: &Counters,
-    left_out: &(dyn Fn(&StatFields) -> bool + Sync),
-) -> Vec<Entry> {
-    let entry = |named: &Named| {
+    left_out: &(dyn Fn(usize, &StatFields) -> bool + Sync),
+) -> Statted {
+    let make = |at: usize, named: &Named, census: &Counters| {
         let name = listing.name(named);
         let stat = stat_entry(fd, name, follow, census);
-        let name = if stat.as_ref().is_ok_and(left_out) {
-            OsString::new()
-        } else {
-            OsStr::from_bytes(name.to_bytes()).to_os_string()
-        };
-        Entry {
-            name,
-            stat,
-            listed: Some(Listed {
-                kind: kind_of_type(named.dtype),
-                ino: named.ino,
+        match stat {
+            Ok(fields) if left_out(at, &fields) => {
+                let mut file = Summed::default();
+                file.add(&fields);
+                Err(file)
+            }
+            stat => Ok(Entry {
+                name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
+                stat,
+                listed: Some(Listed {
+                    kind: kind_of_type(named.dtype),
+                    ino: named.ino,
+                }),
+                contents: Contents::None,
             }),
-            contents: Contents::None,
         }
     };
     let names = &listing.names;
+    let mut statted = Statted::default();
     if names.len() >= CHUNKED_FOLDER {
-        in_pool(|| {
-            names
-                .par_iter()
+        let made: Vec<_> = in_pool(|| {
+            (names.par_iter().enumerate())
                 .with_min_len(STAT_CHUNK)
-                .map(entry)
+                .map(|(at, named)| (at, make(at, named, census)))
                 .collect()
-        })
+        });
+        for (at, made) in made {
+            statted.add(at, made);
+        }
     } else {
-        names.iter().map(entry).collect()
+        // Counted here and added once: every stat bumping the walk's shared
+        // counters kept their cache line moving between the workers.
+        let counted = Counters::default();
+        for (at, named) in names.iter().enumerate() {
+            statted.add(at, make(at, named, &counted));
+        }
+        census.add(&counted);
     }
+    statted
 }
 
 /// How many entries a listing holds at every level below it; a loop, not a

@@ -107,6 +107,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
         error: None,
         named: vec![0],
         late: None,
+        summed: Summed::default(),
     };
     let settled = walker.settle(finished, vec![listed], None);
     let g = child(entries(&settled), "g");
