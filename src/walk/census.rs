@@ -175,6 +175,28 @@ impl Counters {
         self.overruled.fetch_add(entries, Relaxed);
     }
 
+    /// Adds what `other` counted.
+    pub(crate) fn add(&self, other: &Counters) {
+        let pairs = [
+            (&self.folders, &other.folders),
+            (&self.files, &other.files),
+            (&self.symlinks, &other.symlinks),
+            (&self.other, &other.other),
+            (&self.unknown, &other.unknown),
+            (&self.statx, &other.statx),
+            (&self.fstatat, &other.fstatat),
+            (&self.statx_refused, &other.statx_refused),
+            (&self.overruled, &other.overruled),
+        ];
+        let listed_by = self.listed_by.iter().zip(&other.listed_by);
+        for (into, from) in pairs.into_iter().chain(listed_by) {
+            let n = from.load(Relaxed);
+            if n > 0 {
+                into.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
     pub fn snapshot(&self) -> Census {
         let get = |c: &AtomicU64| c.load(Relaxed);
         Census {

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 
 use super::quote::quote;
 use super::stat::{os_message, FileKind, StatFields};
-use super::{Contents, Entry, Identity, StatError};
+use super::{Contents, Entry, Identity, StatError, Summed};
 
 /// On Windows every file is counted once by its file id, whatever its link count:
 /// no directory listing gives the count, so an engine that never opens files could
@@ -116,16 +116,22 @@ pub fn account<'a>(operands: &'a [Entry], options: &DuOptions) -> Accounted<'a> 
     visit.out
 }
 
-/// A folder's listing: its entries and the error that cut it short, if any.
-type Listing<'a> = (&'a [Entry], Option<&'a io::Error>);
+/// A folder's listing: its entries, the error that cut it short, if any, and the
+/// figures of the files the walk summed instead of keeping.
+type Listing<'a> = (&'a [Entry], Option<&'a io::Error>, Summed);
 
 /// Where each folder's listing is, by identity, for `Contents::Elsewhere`. The
 /// error goes with the entries: the place that counts a folder reports its error,
 /// wherever the engine happened to list it.
 fn index_listings<'a>(entry: &'a Entry, index: &mut HashMap<Identity, Listing<'a>>) {
-    if let Contents::Listed { entries, error } = &entry.contents {
+    if let Contents::Listed {
+        entries,
+        error,
+        summed,
+    } = &entry.contents
+    {
         if let Some(id) = entry.stat.as_ref().ok().and_then(StatFields::identity) {
-            index.insert(id, (entries, error.as_ref()));
+            index.insert(id, (entries, error.as_ref(), *summed));
         }
         for child in entries {
             index_listings(child, index);
@@ -199,14 +205,19 @@ impl<'a> Visit<'a, '_> {
                 }
             }
         }
-        let mut amount = amount_of(stat, self.options.unit);
-        let (entries, error): Listing<'a> = match &entry.contents {
-            Contents::None => (&[], None),
-            Contents::Listed { entries, error } => (entries, error.as_ref()),
+        let (entries, error, summed): Listing<'a> = match &entry.contents {
+            Contents::None => (&[], None, Summed::default()),
+            Contents::Listed {
+                entries,
+                error,
+                summed,
+            } => (entries, error.as_ref(), *summed),
             Contents::Elsewhere => id
                 .and_then(|id| self.listings.get(&id).copied())
-                .unwrap_or((&[], None)),
+                .unwrap_or((&[], None, Summed::default())),
         };
+        let mut amount =
+            amount_of(stat, self.options.unit) + summed_amount(&summed, self.options.unit);
         // Only what can be printed is kept: the rest is summed into `amount` and
         // dropped, so `-s` holds one node, not one per entry of the tree.
         let mut children = Vec::new();
@@ -267,6 +278,16 @@ fn amount_of(stat: &StatFields, unit: Unit) -> u64 {
             Some(blocks) => blocks.value * 512,
             None => stat.size.map_or(0, |s| s.value),
         },
+    }
+}
+
+/// What the files summed in a listing add, in the unit's measure: each of them had
+/// its size and blocks known.
+fn summed_amount(summed: &Summed, unit: Unit) -> u64 {
+    match unit {
+        Unit::Inodes => summed.files,
+        Unit::ApparentBlocks | Unit::ApparentBytes => summed.size,
+        Unit::DiskBlocks => summed.blocks * 512,
     }
 }
 

@@ -75,10 +75,12 @@ pub enum Contents {
     /// Not a folder, or a folder the engine was told not to enter (`-x`).
     None,
     /// The folder's entries in the order the OS listed them, and the error that cut
-    /// the listing short (open or read failure), if any.
+    /// the listing short (open or read failure), if any. `summed` holds the figures
+    /// of the files left out of `entries` when the walk was asked to sum them.
     Listed {
         entries: Vec<Entry>,
         error: Option<io::Error>,
+        summed: Summed,
     },
     /// With `-L`, this folder (same device and inode) is listed at another place in
     /// the tree; each folder is listed once, which also ends symlink loops.
@@ -91,7 +93,56 @@ impl Contents {
         Contents::Listed {
             entries: Vec::new(),
             error: Some(error),
+            summed: Summed::default(),
         }
+    }
+}
+
+/// The figures of a folder's files that a walk for du's accounting adds up instead
+/// of keeping: files du only sums into their folder's total (no `-a`), each known
+/// to have one link, its size and blocks known, and on its operand's device. Such
+/// a file is counted wherever it is met and never printed, so its place in the
+/// listing's order does not matter; keeping it would cost an entry of some
+/// 300 bytes and a name for each of the tree's files, which a walk of a
+/// node_modules tree paid for in page faults and allocator time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summed {
+    pub files: u64,
+    /// Apparent bytes.
+    pub size: u64,
+    /// 512-byte units, as `st_blocks`.
+    pub blocks: u64,
+}
+
+// Only the Linux engine sums files so far.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl Summed {
+    /// Whether a walk that sums files may leave out an entry with these fields
+    /// (see [`Summed`]).
+    pub(crate) fn leaves_out(stat: &StatFields, root_dev: Option<u64>) -> bool {
+        let on_root_device = match (root_dev, stat.dev) {
+            (Some(root), Some(dev)) => root == dev.value,
+            _ => false,
+        };
+        stat.kind != FileKind::Dir
+            && !stat.may_have_other_links()
+            && on_root_device
+            && stat.size.is_some()
+            && stat.blocks.is_some()
+    }
+
+    /// Adds the figures of an entry [`Summed::leaves_out`].
+    pub(crate) fn add(&mut self, stat: &StatFields) {
+        self.files += 1;
+        self.size += stat.size.map_or(0, |s| s.value);
+        self.blocks += stat.blocks.map_or(0, |b| b.value);
+    }
+
+    /// Adds figures summed elsewhere.
+    pub(crate) fn merge(&mut self, other: Summed) {
+        self.files += other.files;
+        self.size += other.size;
+        self.blocks += other.blocks;
     }
 }
 
@@ -108,9 +159,20 @@ pub fn list_counted(
     operands: &[OsString],
     options: ListOptions,
 ) -> (Vec<Entry>, Option<Census>) {
+    listed(engine, operands, options, false)
+}
+
+/// Lists as [`list_counted`] does; with `sum_files`, an engine may leave out the
+/// files [`Summed`] describes and keep only their figures.
+fn listed(
+    engine: Engine,
+    operands: &[OsString],
+    options: ListOptions,
+    sum_files: bool,
+) -> (Vec<Entry>, Option<Census>) {
     match engine {
         Engine::Reference => (reference::list(operands, options), None),
-        Engine::Fast => fast::list(operands, options),
+        Engine::Fast => fast::list(operands, options, sum_files),
     }
 }
 
@@ -274,7 +336,11 @@ pub fn command(
     }
     // Only the `eqcheck walk` process calls this, and it exits right after: freeing
     // both trees entry by entry would cost a good part of what listing a chain does.
-    let (listed, census) = list_counted(engine, &operands, list_options);
+    // Files du only sums are summed by the walk itself where it can: without `-a`
+    // no file below an operand is printed, and without `-L` one with a single link
+    // is counted wherever it is met.
+    let sum_files = !du_options.all && !du_options.follow_symlinks && !list_options.follow_symlinks;
+    let (listed, census) = listed(engine, &operands, list_options, sum_files);
     let listed = std::mem::ManuallyDrop::new(listed);
     let accounted = std::mem::ManuallyDrop::new(du::account(&listed, du_options));
     let written = if printed.json {

@@ -158,7 +158,11 @@ fn contents_of(
             contents,
         });
     }
-    Contents::Listed { entries, error }
+    Contents::Listed {
+        entries,
+        error,
+        summed: super::Summed::default(),
+    }
 }
 
 /// The inode `read_dir` listed an entry with; its type is not asked, since std

@@ -223,7 +223,7 @@ impl Check<'_> {
             self.problem(&rel, format!("reported {state:?}, never a state of it"));
         }
         match (&entry.contents, fields.kind) {
-            (Contents::Listed { entries, error }, FileKind::Dir) => {
+            (Contents::Listed { entries, error, .. }, FileKind::Dir) => {
                 self.listed.extend(fields.identity());
                 if let Some(err) = error {
                     self.listing_error(&rel, err);

@@ -21,7 +21,7 @@ use crate::walk::stat::StatFields;
 use crate::walk::StatError;
 use crate::walk::{
     settled_without_listing, should_descend, Contents, Entry, FileKind, Identity, ListOptions,
-    Listed,
+    Listed, Summed,
 };
 
 /// A folder with at least this many entries has its stats spread over the pool.
@@ -185,7 +185,11 @@ impl<P: Platform> Walker<P> {
         for (i, contents) in subfolders.into_iter().zip(listed) {
             entries[i].contents = contents;
         }
-        Contents::Listed { entries, error }
+        Contents::Listed {
+            entries,
+            error,
+            summed: Summed::default(),
+        }
     }
 
     /// Makes the entries: the listing's fields where it gave them (a link's are its

@@ -29,16 +29,18 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags, CWD};
+use rustix::path::Arg;
 
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
 use crate::walk::{
-    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
+    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed, Summed,
 };
 use listing::{first_batch, Listing, Named};
 use stat::{kind_of_type, stat_entry};
@@ -57,10 +59,12 @@ const OPEN_AHEAD: usize = 16;
 const PIPELINED_FOLDERS: usize = 32;
 
 /// Lists the operands, and counts what the listing typed and what was statted.
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Census) {
+/// With `sum_files`, files only summed are left out (see [`Summed`]).
+pub fn list(operands: &[OsString], options: ListOptions, sum_files: bool) -> (Vec<Entry>, Census) {
     crate::walk::raise_descriptor_limit();
     let walker = Walker {
         options,
+        sum_files,
         listed_once: Mutex::new(HashSet::new()),
         pipelined_now: AtomicUsize::new(0),
         census: Counters::default(),
@@ -81,6 +85,7 @@ fn pool() -> &'static rayon::ThreadPool {
 
 struct Walker {
     options: ListOptions,
+    sum_files: bool,
     listed_once: Mutex<HashSet<Identity>>,
     /// How many folders are held open for their stat jobs (see [`PipelineSlot`]).
     pipelined_now: AtomicUsize,
@@ -145,15 +150,17 @@ impl Walker {
     #[inline(never)]
     fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
         listing.finish(&fd);
-        let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
-        let mut entries = stat_all(&fd, names, self.options.follow_symlinks, &self.census);
+            .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
+        let left_out = |_, s: &StatFields| self.left_out(s, root_dev);
+        let follow = self.options.follow_symlinks;
+        let statted = stat_all(&fd, &listing, follow, &self.census, &left_out);
+        let (mut entries, summed, error) = (statted.entries, statted.summed, listing.error);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
         self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev);
-        Contents::Listed { entries, error }
+        self.listed(entries, error, summed, root_dev)
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
@@ -237,7 +244,7 @@ impl Walker {
                 let named: Vec<usize> = listing.named_folders().collect();
                 let opened: Vec<Opened> = named
                     .iter()
-                    .map(|&i| open_subfolder(&fd, &listing.names[i].name, false))
+                    .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
                     .collect();
                 let finished = &finished;
                 let level = {
@@ -285,6 +292,7 @@ impl Walker {
             error,
             named,
             late,
+            summed,
         } = finished;
         for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
@@ -296,7 +304,7 @@ impl Walker {
         if let Some((fd, slot, late)) = late {
             self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
         }
-        Contents::Listed { entries, error }
+        self.listed(entries, error, summed, root_dev)
     }
 
     /// The half of a pipelined folder that another worker usually does: finish the
@@ -312,10 +320,25 @@ impl Walker {
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
         listing.finish(&fd);
-        let Listing { names, error, .. } = listing;
         self.census
-            .listed(names.iter().map(|n| kind_of_type(n.dtype)));
-        let entries = stat_all(&fd, names, false, &self.census);
+            .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
+        // A folder entered on its `d_type` is kept until its stat is settled.
+        let left_out =
+            |i, s: &StatFields| named.binary_search(&i).is_err() && self.left_out(s, root_dev);
+        let Statted {
+            entries,
+            listed_at,
+            summed,
+        } = stat_all(&fd, &listing, false, &self.census, &left_out);
+        let error = listing.error;
+        let named: Vec<usize> = named
+            .iter()
+            .map(|i| {
+                listed_at
+                    .binary_search(i)
+                    .expect("a folder entered is kept")
+            })
+            .collect();
         let late: Vec<usize> = (0..entries.len())
             .filter(|&i| !named.contains(&i) && self.enters(&entries[i], root_dev))
             .collect();
@@ -327,7 +350,41 @@ impl Walker {
             error,
             named,
             late,
+            summed,
         }
+    }
+
+    /// A listed folder's contents, with `summed` the files its stats left out; a
+    /// folder entered on its `d_type` that its stat says is a file to sum is summed
+    /// and left out here (see [`Summed`]).
+    fn listed(
+        &self,
+        mut entries: Vec<Entry>,
+        error: Option<io::Error>,
+        mut summed: Summed,
+        root_dev: Option<u64>,
+    ) -> Contents {
+        if self.sum_files {
+            entries.retain(|entry| match &entry.stat {
+                Ok(stat) if self.left_out(stat, root_dev) => {
+                    summed.add(stat);
+                    false
+                }
+                _ => true,
+            });
+            // What is left out goes back to the allocator for the next folders.
+            entries.shrink_to_fit();
+        }
+        Contents::Listed {
+            entries,
+            error,
+            summed,
+        }
+    }
+
+    /// Whether the walk sums an entry with these fields instead of keeping it.
+    fn left_out(&self, stat: &StatFields, root_dev: Option<u64>) -> bool {
+        self.sum_files && Summed::leaves_out(stat, root_dev)
     }
 
     /// Whether an entry with these stat fields is a folder to enter.
@@ -346,12 +403,14 @@ impl Walker {
 
 /// A pipelined folder once listed and statted: its entries, the error that cut the
 /// listing short, the indexes of the subfolders entered on `d_type` and, when there
-/// are subfolders still to enter, the folder itself (with its slot) and their indexes.
+/// are subfolders still to enter, the folder itself (with its slot) and their
+/// indexes; and the figures of the files left out.
 struct FinishedFolder<'w> {
     entries: Vec<Entry>,
     error: Option<io::Error>,
     named: Vec<usize>,
     late: Option<(OwnedFd, PipelineSlot<'w>, Vec<usize>)>,
+    summed: Summed,
 }
 
 /// A subfolder about to be listed, or the reason it needs no listing.
@@ -360,30 +419,81 @@ enum Opened {
     Settled(Contents),
 }
 
+/// What statting a folder's names made: the entries kept, the index each had in the
+/// listing, and the figures of the files left out.
+#[derive(Default)]
+struct Statted {
+    entries: Vec<Entry>,
+    listed_at: Vec<usize>,
+    summed: Summed,
+}
+
+impl Statted {
+    /// Keeps an entry made of the name at `at`, or adds a file left out.
+    fn add(&mut self, at: usize, made: Result<Entry, Summed>) {
+        match made {
+            Ok(entry) => {
+                self.entries.push(entry);
+                self.listed_at.push(at);
+            }
+            Err(file) => self.summed.merge(file),
+        }
+    }
+}
+
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
-/// whoever enters them.
-fn stat_all(fd: &OwnedFd, names: Vec<Named>, follow: bool, census: &Counters) -> Vec<Entry> {
-    let entry = |named: Named| Entry {
-        stat: stat_entry(fd, &named.name, follow, census),
-        listed: Some(Listed {
-            kind: kind_of_type(named.dtype),
-            ino: named.ino,
-        }),
-        name: named.name,
-        contents: Contents::None,
+/// whoever enters them. A file `left_out` (given its index in the listing) says the
+/// walk sums is only added up: it never gets an entry or a name of its own.
+fn stat_all(
+    fd: &OwnedFd,
+    listing: &Listing,
+    follow: bool,
+    census: &Counters,
+    left_out: &(dyn Fn(usize, &StatFields) -> bool + Sync),
+) -> Statted {
+    let make = |at: usize, named: &Named, census: &Counters| {
+        let name = listing.name(named);
+        let stat = stat_entry(fd, name, follow, census);
+        match stat {
+            Ok(fields) if left_out(at, &fields) => {
+                let mut file = Summed::default();
+                file.add(&fields);
+                Err(file)
+            }
+            stat => Ok(Entry {
+                name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
+                stat,
+                listed: Some(Listed {
+                    kind: kind_of_type(named.dtype),
+                    ino: named.ino,
+                }),
+                contents: Contents::None,
+            }),
+        }
     };
+    let names = &listing.names;
+    let mut statted = Statted::default();
     if names.len() >= CHUNKED_FOLDER {
-        in_pool(|| {
-            names
-                .into_par_iter()
+        let made: Vec<_> = in_pool(|| {
+            (names.par_iter().enumerate())
                 .with_min_len(STAT_CHUNK)
-                .map(entry)
+                .map(|(at, named)| (at, make(at, named, census)))
                 .collect()
-        })
+        });
+        for (at, made) in made {
+            statted.add(at, made);
+        }
     } else {
-        names.into_iter().map(entry).collect()
+        // Counted here and added once: every stat bumping the walk's shared
+        // counters kept their cache line moving between the workers.
+        let counted = Counters::default();
+        for (at, named) in names.iter().enumerate() {
+            statted.add(at, make(at, named, &counted));
+        }
+        census.add(&counted);
     }
+    statted
 }
 
 /// How many entries a listing holds at every level below it; a loop, not a
@@ -402,7 +512,7 @@ fn entries_below(contents: &Contents) -> u64 {
 /// Opens a subfolder relative to its parent's descriptor, through a link only when
 /// links are followed. Pipelined folders open their subfolders on `d_type` alone,
 /// before the stat is in; the stat later decides whether what is listed stands.
-fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> Opened {
+fn open_subfolder<Fd: AsFd, N: Arg>(parent: Fd, name: N, follow_symlinks: bool) -> Opened {
     match open_folder_at(parent, name, follow_symlinks) {
         Ok(fd) => Opened::Folder(fd),
         Err(err) => Opened::Settled(Contents::unreadable(err)),
@@ -411,9 +521,9 @@ fn open_subfolder<Fd: AsFd>(parent: Fd, name: &OsStr, follow_symlinks: bool) -> 
 
 /// Opens a folder relative to a descriptor (or `CWD`), through a link only when
 /// links are followed.
-pub(in crate::walk) fn open_folder_at<Fd: AsFd>(
+pub(in crate::walk) fn open_folder_at<Fd: AsFd, N: Arg>(
     parent: Fd,
-    name: &OsStr,
+    name: N,
     follow_symlinks: bool,
 ) -> io::Result<OwnedFd> {
     let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -431,16 +541,10 @@ pub(in crate::walk) fn names<'a>(
 ) -> impl Iterator<Item = io::Result<(OsString, Listed)>> + 'a {
     census.served(ListingCall::Getdents64);
     listing::Names::new(fd).map(move |named| {
-        let named = named?;
-        let kind = kind_of_type(named.dtype);
+        let (name, dtype, ino) = named?;
+        let kind = kind_of_type(dtype);
         census.listed(std::iter::once(kind));
-        Ok((
-            named.name,
-            Listed {
-                kind,
-                ino: named.ino,
-            },
-        ))
+        Ok((name, Listed { kind, ino }))
     })
 }
 

@@ -67,15 +67,24 @@ mod one_folder {
 pub(super) use one_folder::{bulk_list, bulk_open, bulk_stat};
 
 /// Lists the operands, with the census of what the listing typed and statted.
+/// With `sum_files`, files only summed are left out (see [`crate::walk::Summed`]).
 #[cfg(target_os = "linux")]
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
-    let (entries, census) = linux::list(operands, options);
+pub fn list(
+    operands: &[OsString],
+    options: ListOptions,
+    sum_files: bool,
+) -> (Vec<Entry>, Option<Census>) {
+    let (entries, census) = linux::list(operands, options, sum_files);
     (entries, Some(census))
 }
 
-/// Lists the operands with `getattrlistbulk`, with the census.
+/// Lists the operands with `getattrlistbulk`, with the census; every file is kept.
 #[cfg(target_os = "macos")]
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+pub fn list(
+    operands: &[OsString],
+    options: ListOptions,
+    _sum_files: bool,
+) -> (Vec<Entry>, Option<Census>) {
     let (entries, census) = bulk::list::<macos::MacOs>(operands, options);
     (entries, Some(census))
 }
@@ -83,13 +92,21 @@ pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<
 /// Lists the operands with the directory-information classes, counting which one
 /// served each folder.
 #[cfg(windows)]
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+pub fn list(
+    operands: &[OsString],
+    options: ListOptions,
+    _sum_files: bool,
+) -> (Vec<Entry>, Option<Census>) {
     let (entries, census) = bulk::list::<windows::Windows>(operands, options);
     (entries, Some(census))
 }
 
 /// Lists the operands; the reference listing stands in here and counts nothing.
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
-pub fn list(operands: &[OsString], options: ListOptions) -> (Vec<Entry>, Option<Census>) {
+pub fn list(
+    operands: &[OsString],
+    options: ListOptions,
+    _sum_files: bool,
+) -> (Vec<Entry>, Option<Census>) {
     (super::reference::list(operands, options), None)
 }

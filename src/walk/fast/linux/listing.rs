@@ -4,7 +4,7 @@
 //! it comes, a batch at a time.
 
 use std::cell::RefCell;
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CStr, OsStr, OsString};
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
@@ -15,16 +15,21 @@ use rustix::fs::{FileType, RawDir};
 /// getdents64 buffer size; larger buffers mean fewer calls on wide folders.
 const LISTING_BUFFER: usize = 64 * 1024;
 
-/// One name as getdents64 gave it: with its `d_type` and `d_ino`.
+/// One name as getdents64 gave it: where it starts in its listing's bytes, with its
+/// `d_type` and `d_ino`.
 pub(super) struct Named {
-    pub(super) name: OsString,
+    at: usize,
     pub(super) dtype: FileType,
     pub(super) ino: u64,
 }
 
 /// A folder's names with their `d_type`s, in the order getdents64 returns them.
+/// The names are kept one after another in one buffer, each ended by a NUL: a
+/// name of its own for each entry cost an allocation and a free per file, though
+/// most files end up only summed and a stat takes the name as a C string anyway.
 pub(super) struct Listing {
     pub(super) names: Vec<Named>,
+    bytes: Vec<u8>,
     /// The error that cut the listing short.
     pub(super) error: Option<io::Error>,
     /// Whether the end has not been met yet: the last call filled a batch, and only
@@ -33,6 +38,34 @@ pub(super) struct Listing {
 }
 
 impl Listing {
+    fn new() -> Listing {
+        Listing {
+            names: Vec::new(),
+            bytes: Vec::new(),
+            error: None,
+            more: true,
+        }
+    }
+
+    /// The name of one of this listing's entries.
+    pub(super) fn name(&self, named: &Named) -> &CStr {
+        CStr::from_bytes_until_nul(&self.bytes[named.at..]).expect("every name ends with a NUL")
+    }
+
+    /// Keeps an entry of a getdents64 batch; not `.` and `..`.
+    fn push(&mut self, entry: &rustix::fs::RawDirEntry<'_>) {
+        let name = entry.file_name().to_bytes_with_nul();
+        if name == b".\0" || name == b"..\0" {
+            return;
+        }
+        self.names.push(Named {
+            at: self.bytes.len(),
+            dtype: entry.file_type(),
+            ino: entry.ino(),
+        });
+        self.bytes.extend_from_slice(name);
+    }
+
     /// Indexes of the entries whose `d_type` says folder.
     pub(super) fn named_folders(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.names.len()).filter(|&i| self.names[i].dtype == FileType::Directory)
@@ -50,11 +83,7 @@ impl Listing {
 /// it, but only a second call that returns nothing proves the end: a batch comes
 /// back short also when a signal is pending.
 pub(super) fn first_batch(fd: &OwnedFd) -> Listing {
-    let mut listing = Listing {
-        names: Vec::new(),
-        error: None,
-        more: true,
-    };
+    let mut listing = Listing::new();
     with_listing_buffer(|buffer| read_batches(fd, buffer, &mut listing, true));
     listing
 }
@@ -76,18 +105,18 @@ fn read_batches(
     listing: &mut Listing,
     first_only: bool,
 ) {
-    let ended = read_names(fd, buffer, &mut listing.names, first_only);
+    let ended = read_names(fd, buffer, listing, first_only);
     listing.more = ended.is_none();
     listing.error = ended.and_then(|end| end.err());
 }
 
-/// Appends names from `fd`'s current position to `names` until the end, an error,
-/// or (with `one_batch`) the end of one getdents64 call's worth. Returns `None`
-/// when more may follow, else how the listing ended.
+/// Appends names from `fd`'s current position to `listing` until the end, an
+/// error, or (with `one_batch`) the end of one getdents64 call's worth. Returns
+/// `None` when more may follow, else how the listing ended.
 fn read_names(
     fd: &OwnedFd,
     buffer: &mut [MaybeUninit<u8>],
-    names: &mut impl Extend<Named>,
+    listing: &mut Listing,
     one_batch: bool,
 ) -> Option<io::Result<()>> {
     let mut dir = RawDir::new(fd, buffer);
@@ -95,7 +124,7 @@ fn read_names(
         match dir.next() {
             None => return Some(Ok(())),
             Some(Err(err)) => return Some(Err(err.into())),
-            Some(Ok(entry)) => names.extend(named(&entry)),
+            Some(Ok(entry)) => listing.push(&entry),
         }
         if one_batch && dir.is_buffer_empty() {
             return None;
@@ -109,7 +138,9 @@ fn read_names(
 pub(super) struct Names<'fd> {
     fd: &'fd OwnedFd,
     buffer: Vec<MaybeUninit<u8>>,
-    batch: std::collections::VecDeque<Named>,
+    batch: Listing,
+    /// How many of the batch's names were taken.
+    taken: usize,
     error: Option<io::Error>,
     ended: bool,
 }
@@ -119,7 +150,8 @@ impl<'fd> Names<'fd> {
         Names {
             fd,
             buffer: vec![MaybeUninit::uninit(); LISTING_BUFFER],
-            batch: std::collections::VecDeque::new(),
+            batch: Listing::new(),
+            taken: 0,
             error: None,
             ended: false,
         }
@@ -127,6 +159,8 @@ impl<'fd> Names<'fd> {
 
     /// Reads the next batch: up to the end of one getdents64 call's worth.
     fn refill(&mut self) {
+        self.batch = Listing::new();
+        self.taken = 0;
         if let Some(end) = read_names(self.fd, &mut self.buffer, &mut self.batch, true) {
             self.ended = true;
             self.error = end.err();
@@ -135,25 +169,20 @@ impl<'fd> Names<'fd> {
 }
 
 impl Iterator for Names<'_> {
-    type Item = io::Result<Named>;
+    /// A name with its `d_type` and `d_ino`.
+    type Item = io::Result<(OsString, FileType, u64)>;
 
-    fn next(&mut self) -> Option<io::Result<Named>> {
-        while self.batch.is_empty() && !self.ended {
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.taken == self.batch.names.len() && !self.ended {
             self.refill();
         }
-        match self.batch.pop_front() {
-            Some(named) => Some(Ok(named)),
+        match self.batch.names.get(self.taken) {
+            Some(named) => {
+                self.taken += 1;
+                let name = OsStr::from_bytes(self.batch.name(named).to_bytes());
+                Some(Ok((name.to_os_string(), named.dtype, named.ino)))
+            }
             None => self.error.take().map(Err),
         }
     }
-}
-
-/// An entry as the walk keeps it; none for `.` and `..`.
-fn named(entry: &rustix::fs::RawDirEntry<'_>) -> Option<Named> {
-    let name = entry.file_name().to_bytes();
-    (name != b"." && name != b"..").then(|| Named {
-        name: OsStr::from_bytes(name).to_os_string(),
-        dtype: entry.file_type(),
-        ino: entry.ino(),
-    })
 }

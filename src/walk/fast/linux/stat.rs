@@ -2,10 +2,10 @@
 //! `AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC` (unless links are followed), `fstatat`
 //! where the kernel has no `statx`, and the conversion to [`StatFields`].
 
-use std::ffi::OsStr;
 use std::os::fd::AsFd;
 
 use rustix::fs::{AtFlags, FileType, StatxFlags};
+use rustix::path::Arg;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -21,9 +21,9 @@ use crate::walk::StatError;
 /// them, and reports such a name as unstattable (`FTS_NS`), neither leaving it out
 /// nor guessing. A name replaced since the listing (a file by a folder or a link)
 /// is reported with the fields of what the stat found, whatever its `d_type` said.
-pub(super) fn stat_entry<Fd: AsFd>(
+pub(super) fn stat_entry<Fd: AsFd, N: Arg + Copy>(
     dir: Fd,
-    name: &OsStr,
+    name: N,
     follow: bool,
     census: &Counters,
 ) -> Result<StatFields, StatError> {
@@ -66,7 +66,7 @@ pub(super) fn stat_entry<Fd: AsFd>(
 /// Whether a name that led nowhere is a link that dangles, asked of the name as it
 /// is now, as du asks: the listing's `d_type` may be out of date, and a link
 /// deleted since the listing is gone, not dangling.
-fn is_link<Fd: AsFd>(dir: Fd, name: &OsStr, census: &Counters) -> bool {
+fn is_link<Fd: AsFd, N: Arg>(dir: Fd, name: N, census: &Counters) -> bool {
     census.stat(StatCall::Fstatat);
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
         .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
@@ -80,9 +80,9 @@ pub(super) fn kind_of_type(dtype: FileType) -> FileKind {
     crate::walk::stat::kind_of_file_type(dtype)
 }
 
-fn statat_fallback<Fd: AsFd>(
+fn statat_fallback<Fd: AsFd, N: Arg>(
     dir: Fd,
-    name: &OsStr,
+    name: N,
     follow: bool,
 ) -> rustix::io::Result<StatFields> {
     let flags = if follow {

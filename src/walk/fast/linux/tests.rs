@@ -8,6 +8,7 @@ use rustix::fs::FileType;
 fn walker() -> Walker {
     Walker {
         options: ListOptions::default(),
+        sum_files: false,
         listed_once: Mutex::new(HashSet::new()),
         pipelined_now: AtomicUsize::new(0),
         census: Counters::default(),
@@ -33,7 +34,7 @@ fn child<'a>(entries: &'a [Entry], name: &str) -> &'a Entry {
 
 fn entries(contents: &Contents) -> &[Entry] {
     match contents {
-        Contents::Listed { entries, error } => {
+        Contents::Listed { entries, error, .. } => {
             assert!(error.is_none(), "{error:?}");
             entries
         }
@@ -64,11 +65,10 @@ fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
 #[test]
 fn a_d_type_the_stat_contradicts_lists_nothing() {
     let (_dir, fd, mut listing) = listed_folder();
-    for named in &mut listing.names {
-        if named.name == "g" {
-            named.dtype = FileType::Directory;
-        }
-    }
+    let g = (0..listing.names.len())
+        .find(|&i| listing.name(&listing.names[i]).to_bytes() == b"g")
+        .unwrap();
+    listing.names[g].dtype = FileType::Directory;
     let top = pipelined(fd, listing);
     let g = child(entries(&top), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
@@ -92,6 +92,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
     let inner = Contents::Listed {
         entries: vec![entry("b", FileKind::File, Contents::None)],
         error: None,
+        summed: Summed::default(),
     };
     let listed = Contents::Listed {
         entries: vec![
@@ -99,12 +100,14 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
             entry("c", FileKind::File, Contents::None),
         ],
         error: None,
+        summed: Summed::default(),
     };
     let finished = FinishedFolder {
         entries: vec![entry("g", FileKind::File, Contents::None)],
         error: None,
         named: vec![0],
         late: None,
+        summed: Summed::default(),
     };
     let settled = walker.settle(finished, vec![listed], None);
     let g = child(entries(&settled), "g");
@@ -155,7 +158,11 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
     std::fs::write(dir.path().join("sub/f"), b"f").unwrap();
     std::fs::write(dir.path().join("g"), b"g").unwrap();
     std::os::unix::fs::symlink("g", dir.path().join("l")).unwrap();
-    let (_, census) = list(&[dir.path().as_os_str().to_owned()], ListOptions::default());
+    let (_, census) = list(
+        &[dir.path().as_os_str().to_owned()],
+        ListOptions::default(),
+        false,
+    );
     let typed = (census.folders, census.files, census.symlinks, census.other);
     // A file system that gives no d_type lists all four as unknown, and one that
     // does types every one.
@@ -167,4 +174,38 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
     assert_eq!(census.listed(), 4, "{census:?}");
     // One stat per entry, and one for the operand.
     assert_eq!(census.stat_calls(), 5, "{census:?}");
+}
+
+/// A walk that sums files keeps folders, files with other links and files it
+/// could not stat, and its figures add up exactly the files it left out.
+#[test]
+fn summing_leaves_out_only_files_with_one_link() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("linked"), b"12345").unwrap();
+    std::fs::hard_link(dir.path().join("linked"), dir.path().join("sub/other")).unwrap();
+    std::fs::write(dir.path().join("one"), b"1").unwrap();
+    std::fs::write(dir.path().join("sub/two"), b"22").unwrap();
+    std::fs::write(dir.path().join("sub/three"), b"333").unwrap();
+    let (roots, _) = list(&[dir.path().into()], ListOptions::default(), true);
+    let Contents::Listed {
+        entries, summed, ..
+    } = &roots[0].contents
+    else {
+        panic!("not listed: {:?}", roots[0].contents);
+    };
+    let mut kept: Vec<_> = entries.iter().map(|e| e.name.clone()).collect();
+    kept.sort();
+    assert_eq!(kept, ["linked", "sub"]);
+    assert_eq!((summed.files, summed.size), (1, 1));
+    let Contents::Listed {
+        entries, summed, ..
+    } = &child(entries, "sub").contents
+    else {
+        panic!("sub not listed");
+    };
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].name, "other");
+    assert_eq!((summed.files, summed.size), (2, 5));
+    assert!(summed.blocks > 0);
 }
