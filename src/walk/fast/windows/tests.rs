@@ -172,7 +172,7 @@ fn the_walk_prints_what_the_reference_prints_and_counts_hard_links_once() {
             follow_symlinks: follow,
             one_file_system: one_fs,
         };
-        let (fast, census) = crate::walk::fast::list(&operands, options);
+        let (fast, census) = crate::walk::fast::list(&operands, options, false);
         let oracle = reference::list(&operands, options);
         let (fast, oracle) = (
             du::printed(&fast, Unit::DiskBlocks, options),
