@@ -13,6 +13,8 @@
 //! 1.2.6 against 1.2.7 with `dust` on an npm tree. Without them it falls back to
 //! eqcheck's own engines with `walk` on the `nm` fixture tree, and says so.
 
+#[path = "rounds.rs"]
+mod rounds;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -330,11 +332,7 @@ fn machine_busy() -> Option<f64> {
 }
 
 fn rounds() -> usize {
-    std::env::var("EQCHECK_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.trim().parse().ok())
-        .filter(|&r| r > 0)
-        .unwrap_or(DEFAULT_ROUNDS)
+    rounds::rounds(DEFAULT_ROUNDS)
 }
 
 /// What is compared, counted with `walkdir`, an independent walker.

@@ -16,6 +16,8 @@ mod floor;
 #[path = "usage.rs"]
 mod usage;
 
+#[path = "rounds.rs"]
+mod rounds;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -129,11 +131,7 @@ fn locate(program: &str) -> Option<PathBuf> {
 }
 
 fn rounds() -> usize {
-    std::env::var("EQCHECK_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.trim().parse().ok())
-        .filter(|&r| r > 0)
-        .unwrap_or(DEFAULT_ROUNDS)
+    rounds::rounds(DEFAULT_ROUNDS)
 }
 
 /// Counts with `walkdir`, an independent walker, so the counts do not trust either
