@@ -15,6 +15,7 @@
 
 #[path = "rounds.rs"]
 mod rounds;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};

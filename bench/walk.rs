@@ -18,6 +18,7 @@ mod usage;
 
 #[path = "rounds.rs"]
 mod rounds;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
