@@ -13,11 +13,10 @@
 #[cfg(target_os = "linux")]
 #[path = "floor.rs"]
 mod floor;
-#[path = "usage.rs"]
-mod usage;
-
 #[path = "rounds.rs"]
 mod rounds;
+#[path = "usage.rs"]
+mod usage;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
