@@ -508,3 +508,29 @@ fn keep_leaves_the_built_tree_and_says_where() {
         "only the kept tree remains"
     );
 }
+
+/// Linux: the check reads statvfs's noexec flag, which macOS's lacks.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_noexec_temp_folder_is_named_before_any_case_with_tmpdir_as_the_way_out() {
+    if skip_unless(Capability::Root) || skip_unless(Capability::MountTmpfs) {
+        return;
+    }
+    let dir = temp_dir();
+    let _noexec = crate::util::Mount::noexec_tmpfs(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    // The default arms are eqcheck itself, copied into the temp folder for the
+    // unprivileged arm user.
+    let out = Cmd::new(eqcheck())
+        .args(["--tree", "basic", "--sets", "depth"])
+        .env("TMPDIR", dir.path())
+        .output();
+    assert_exit(&out, 3);
+    let said = String::from_utf8_lossy(&out.stderr);
+    let mount = format!("mounted noexec at {}", dir.path().display());
+    assert!(said.contains(&mount), "{out}");
+    assert!(said.contains("set TMPDIR"), "{out}");
+    assert!(
+        !said.contains("make the program reachable"),
+        "the wrong advice\n{out}"
+    );
+}

@@ -105,6 +105,12 @@ pub enum MatrixError {
         folder: PathBuf,
         mode: u32,
     },
+    #[error(
+        "the temp folder {} is on a file system mounted noexec at {}: the arms' programs copied there for the arm user could not run; set TMPDIR to a folder on a mount that allows running programs, or --as-root",
+        folder.display(),
+        mount.display()
+    )]
+    NoExec { folder: PathBuf, mount: PathBuf },
     #[error("cannot start the process that starts the bench's timed runs")]
     Launcher(#[source] std::io::Error),
     #[error("cannot start {jobs} worker threads")]

@@ -54,6 +54,12 @@ impl Scratch {
         if !copy_it {
             return Ok(arm.clone());
         }
+        if let Some(mount) = noexec_mount(&self.0) {
+            return Err(MatrixError::NoExec {
+                folder: self.0.clone(),
+                mount,
+            });
+        }
         let digest = Sha256::digest(program.as_os_str().as_encoded_bytes());
         let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
         let folder = self.0.join(format!("program-{short}"));
@@ -88,6 +94,32 @@ impl Scratch {
             None => Ok(()),
         }
     }
+}
+
+/// Where `folder`'s file system is mounted, when it is mounted `noexec`: a copy of
+/// an arm's program there cannot run. (Linux: macOS's statvfs has no such flag.)
+#[cfg(target_os = "linux")]
+fn noexec_mount(folder: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let flags = rustix::fs::statvfs(folder).ok()?.f_flag;
+    if !flags.contains(rustix::fs::StatVfsMountFlags::NOEXEC) {
+        return None;
+    }
+    // The mount point: the highest folder on the way up on the same device.
+    let device = std::fs::metadata(folder).ok()?.dev();
+    let mut mount = folder.to_path_buf();
+    for up in folder.ancestors().skip(1) {
+        match std::fs::metadata(up) {
+            Ok(meta) if meta.dev() == device => mount = up.to_path_buf(),
+            _ => break,
+        }
+    }
+    Some(mount)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn noexec_mount(_folder: &Path) -> Option<PathBuf> {
+    None
 }
 
 /// The arm with its program replaced by `copy`, naming the original.

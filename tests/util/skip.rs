@@ -240,6 +240,14 @@ impl Mount {
         Mount::run(["-t", "tmpfs", "-o", "size=8m,mode=0755", "none"], at)
     }
 
+    /// The same, mounted `noexec`: no program on it may run.
+    pub fn noexec_tmpfs(at: &Path) -> Result<Mount, String> {
+        Mount::run(
+            ["-t", "tmpfs", "-o", "size=64m,mode=1777,noexec", "none"],
+            at,
+        )
+    }
+
     /// Binds the folder `from` at `at`: the same file system, and at `at` the
     /// inode of `from`.
     pub fn bind(from: &Path, at: &Path) -> Result<Mount, String> {
