@@ -416,3 +416,34 @@ fn entries(root: &Path) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+#[test]
+fn a_tree_spec_that_is_not_a_regular_file_is_refused_not_read_forever() {
+    let dir = temp_dir();
+    let fifo = dir.path().join("pipe.tree");
+    let made = Cmd::new("mkfifo").arg(&fifo).output();
+    assert_exit(&made, 0);
+    let fifo = fifo.to_string_lossy().into_owned();
+    for args in [vec!["--tree", &fifo], vec!["trees", "show", &fifo]] {
+        // A read of the FIFO waits for a writer that never comes: give up and fail
+        // after ten seconds rather than hang the suite.
+        let mut child = std::process::Command::new(crate::util::eqcheck())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("{args:?} blocked reading the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("not a regular file"), "{args:?}: {said}");
+    }
+}
