@@ -435,10 +435,14 @@ fn timeout(secs: &Given<f64>) -> Result<Duration, SettingsError> {
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .filter(|d| *d <= MAX_TIMEOUT)
         .ok_or_else(|| {
+            // A huge value as written would print hundreds of digits.
+            let given = match secs.value.abs() >= 1e9 {
+                true => format!("{:e}", secs.value),
+                false => secs.value.to_string(),
+            };
             let message = format!(
-                "must be seconds more than 0 and at most {}, not {}",
+                "must be seconds more than 0 and at most {}, not {given}",
                 MAX_TIMEOUT.as_secs(),
-                secs.value
             );
             SettingsError::at(secs, message)
         })
