@@ -447,3 +447,41 @@ fn a_tree_spec_that_is_not_a_regular_file_is_refused_not_read_forever() {
         assert!(said.contains("not a regular file"), "{args:?}: {said}");
     }
 }
+
+#[test]
+fn xattrs_the_file_system_refuses_are_skipped_and_named() {
+    let dir = temp_dir();
+    let big = format!(
+        "file big xattr.user.big={}\nfile kept\n",
+        "a".repeat(70_000)
+    );
+    let cases = [
+        (
+            "big.tree",
+            big.as_str(),
+            "xattr user.big: the file system refused it",
+        ),
+        (
+            "cap.tree",
+            "file cap xattr.security.capability=nonsense\nfile kept\n",
+            "xattr security.capability: the file system refused it",
+        ),
+    ];
+    for (name, text, reason) in cases {
+        let spec = dir.path().join(name);
+        fs::write(&spec, text).unwrap();
+        let into = dir.path().join(format!("{name}.built"));
+        let out = run([
+            "trees".as_ref(),
+            "build".as_ref(),
+            spec.as_os_str(),
+            "--into".as_ref(),
+            into.as_os_str(),
+        ]);
+        assert_exit(&out, 0);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(&format!("{name}:1: skipped")), "{out}");
+        assert!(said.contains(reason), "{out}");
+        assert!(into.join("kept").is_file(), "{out}");
+    }
+}
