@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EngineArg, GuardArg};
+use super::walk::EngineArg;
+use super::GuardArg;
 use crate::exit::Failure;
 use crate::probe::{self, Candidate, ProbeRequest};
 use crate::report::probe::ProbeReports;
