@@ -305,9 +305,11 @@ mod platform {
             query(job, JobObjectBasicAccountingInformation);
         let extended: Option<JOBOBJECT_EXTENDED_LIMIT_INFORMATION> =
             query(job, JobObjectExtendedLimitInformation);
-        // A job that counted no process (a Windows layer that answers without
-        // accounting) knows nothing: unknown, never 0.
-        let basic = basic.filter(|b| b.TotalProcesses > 0);
+        // A job that counted no process, or no CPU at all (a Windows layer that
+        // answers without accounting, as Wine does; or a run shorter than one tick
+        // of the clock Windows charges CPU by), knows nothing: unknown, never 0.
+        let basic = basic
+            .filter(|b| b.TotalProcesses > 0 && (b.TotalUserTime > 0 || b.TotalKernelTime > 0));
         let ticks = |t: i64| Duration::from_nanos(t.max(0) as u64 * 100);
         let peak = extended.map(|e| e.PeakProcessMemoryUsed as u64);
         (
