@@ -113,6 +113,29 @@ pub struct FlagSetFile {
 /// root so too.
 pub const TREE_PLACEHOLDER: &str = "{tree}";
 
+/// `word` with the tree's path wherever `{tree}` stands in it, byte for byte (a
+/// path need not be UTF-8).
+pub fn fill_tree(word: &str, tree: &Path) -> std::ffi::OsString {
+    let mut parts = word.split(TREE_PLACEHOLDER);
+    let mut out = std::ffi::OsString::from(parts.next().unwrap_or_default());
+    for part in parts {
+        out.push(tree.as_os_str());
+        out.push(part);
+    }
+    out
+}
+
+/// A command that runs on a tree (a lister, a baseline): `{tree}` filled in
+/// wherever it stands, or the tree's path appended when it stands nowhere.
+pub fn command_with_tree(command: &[String], tree: &Path) -> Vec<std::ffi::OsString> {
+    let placed = command.iter().any(|w| w.contains(TREE_PLACEHOLDER));
+    let mut argv: Vec<std::ffi::OsString> = command.iter().map(|w| fill_tree(w, tree)).collect();
+    if !placed {
+        argv.push(tree.as_os_str().to_os_string());
+    }
+    argv
+}
+
 /// What is wrong with a program name arms are to run with (argv[0]), if anything:
 /// the one rule for a flag-set file's `argv0`, a config's and `--argv0`.
 pub fn argv0_problem(name: &str) -> Option<&'static str> {

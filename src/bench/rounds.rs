@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use super::check::{Digests, First, Output};
 use super::{stats, timed, BenchOptions, Variant};
 use crate::cleanup;
-use crate::flagset::{FlagSet, TREE_PLACEHOLDER};
+use crate::flagset::{command_with_tree, FlagSet, TREE_PLACEHOLDER};
 use crate::matrix::compare::CaseRules;
 use crate::matrix::exec::{self, ArmUser, Captured};
 use crate::matrix::guard::Guard;
@@ -279,7 +279,7 @@ impl OnTree<'_> {
     /// The baseline's timed run: held to no output, counted when it completed.
     fn baseline(&self, words: &[String], slot: Slot) -> Result<TimedRun, String> {
         self.prepare()?;
-        let argv = baseline_argv(words, &self.tree.root);
+        let argv = command_with_tree(words, &self.tree.root);
         let argv0 = arm::file_name(&words[0]);
         let dir = self.bench.prepared.scratch.path().join("baseline");
         let _ = std::fs::create_dir(&dir);
@@ -378,22 +378,6 @@ fn shell(line: &str) -> Command {
     let mut command = Command::new("cmd");
     command.arg("/C").arg(line);
     command
-}
-
-/// The baseline's words with `{tree}` filled in, or the tree appended.
-fn baseline_argv(words: &[String], tree: &Path) -> Vec<OsString> {
-    let tree_text = tree.to_string_lossy();
-    let placed = words.iter().any(|w| w.contains(TREE_PLACEHOLDER));
-    let mut argv: Vec<OsString> = (words.iter())
-        .map(|w| match w.as_str() {
-            TREE_PLACEHOLDER => tree.as_os_str().to_os_string(),
-            _ => w.replace(TREE_PLACEHOLDER, &tree_text).into(),
-        })
-        .collect();
-    if !placed {
-        argv.push(tree.as_os_str().to_os_string());
-    }
-    argv
 }
 
 fn rename(path: &Path, dir: &Path, index: usize, stream: &str) -> PathBuf {

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::exec::{ArmEnvironment, ArmUser};
-use crate::flagset::{FlagSet, FlagSetFile, TREE_PLACEHOLDER};
+use crate::flagset::{fill_tree, FlagSet, FlagSetFile, TREE_PLACEHOLDER};
 use crate::outcome::BuiltFrom;
 
 /// One arm: the program and its leading arguments, split once, shell-word style.
@@ -123,7 +123,7 @@ pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> V
         .chain(operand)
         .map(|word| {
             if word.contains(TREE_PLACEHOLDER) {
-                replace_placeholder(word, tree)
+                fill_tree(word, tree)
             } else {
                 OsString::from(word)
             }
@@ -140,19 +140,6 @@ pub fn argv(arm: &Arm, flag_sets: &FlagSetFile, set: &FlagSet, tree: &Path) -> V
         .map(OsString::from)
         .chain(program)
         .collect()
-}
-
-fn replace_placeholder(word: &str, tree: &Path) -> OsString {
-    let mut out = OsString::new();
-    let mut parts = word.split(TREE_PLACEHOLDER);
-    if let Some(first) = parts.next() {
-        out.push(first);
-    }
-    for part in parts {
-        out.push(tree.as_os_str());
-        out.push(part);
-    }
-    out
 }
 
 /// How a repro line gets back a tree the run built and removed: this eqcheck

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use serde::Deserialize;
 
 use super::record::{FieldName, Known, Record, Value};
-use crate::flagset::TREE_PLACEHOLDER;
+use crate::flagset::command_with_tree;
 use crate::walk::stat::{Source, Timestamp};
 use crate::walk::FileKind;
 
@@ -81,7 +81,7 @@ struct Time {
 /// output goes to a file in `scratch`, never wholly into memory as text.
 pub fn run(command: &[String], root: &Path, scratch: &Path) -> Result<Vec<Record>, ListerError> {
     let shown = shell_words::join(command);
-    let argv = with_tree(command, root);
+    let argv = command_with_tree(command, root);
     let out_path = scratch.join("lister.ndjson");
     let err_path = scratch.join("lister.err");
     let spawn = |source| ListerError::Spawn {
@@ -105,27 +105,6 @@ pub fn run(command: &[String], root: &Path, scratch: &Path) -> Result<Vec<Record
     }
     let file = File::open(&out_path).map_err(ListerError::Read)?;
     read(BufReader::new(file), root)
-}
-
-fn with_tree(command: &[String], root: &Path) -> Vec<std::ffi::OsString> {
-    let root = root.as_os_str();
-    let placed = command.iter().any(|w| w.contains(TREE_PLACEHOLDER));
-    let mut argv: Vec<std::ffi::OsString> = command
-        .iter()
-        .map(|word| {
-            let parts: Vec<&str> = word.split(TREE_PLACEHOLDER).collect();
-            let mut out = std::ffi::OsString::from(parts[0]);
-            for part in &parts[1..] {
-                out.push(root);
-                out.push(part);
-            }
-            out
-        })
-        .collect();
-    if !placed {
-        argv.push(root.to_os_string());
-    }
-    argv
 }
 
 /// Reads a dump: one record per non-empty line.
@@ -302,11 +281,11 @@ mod tests {
         let root = Path::new("/t/web");
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            with_tree(&words(&["dump", "--root={tree}"]), root),
+            command_with_tree(&words(&["dump", "--root={tree}"]), root),
             ["dump", "--root=/t/web"]
         );
         assert_eq!(
-            with_tree(&words(&["dump", "-a"]), root),
+            command_with_tree(&words(&["dump", "-a"]), root),
             ["dump", "-a", "/t/web"]
         );
     }
