@@ -47,6 +47,15 @@ impl Output {
         Output { captured, digests }
     }
 
+    /// The same output with its files moved to `STEM.out` and `STEM.err` in
+    /// `dir`, out of the way of the next run's (a file that cannot move stays).
+    pub fn kept_as(mut self, dir: &Path, stem: &str) -> Output {
+        let captured = &mut self.captured;
+        captured.stdout = moved(&captured.stdout, &dir.join(format!("{stem}.out")));
+        captured.stderr = moved(&captured.stderr, &dir.join(format!("{stem}.err")));
+        self
+    }
+
     pub fn remove(&self) {
         for path in [&self.captured.stdout, &self.captured.stderr] {
             if !path.as_os_str().is_empty() {
@@ -74,14 +83,8 @@ impl First {
     /// Takes `output` (which has digests) as the row's first, moving its files to
     /// `first.out` and `first.err` in `dir`.
     pub fn keep(output: Output, dir: &Path) -> First {
-        let mut captured = output.captured;
-        captured.stdout = moved(&captured.stdout, &dir.join("first.out"));
-        captured.stderr = moved(&captured.stderr, &dir.join("first.err"));
         First {
-            output: Output {
-                captured,
-                digests: output.digests,
-            },
+            output: output.kept_as(dir, "first"),
         }
     }
 

@@ -238,14 +238,7 @@ impl OnTree<'_> {
             }
             (None, _, Some(_)) => {
                 // Kept under its own name until A's first output comes.
-                let output = Output {
-                    captured: Captured {
-                        stdout: rename(&output.captured.stdout, &row.dir, index, "out"),
-                        stderr: rename(&output.captured.stderr, &row.dir, index, "err"),
-                        ..output.captured
-                    },
-                    digests: output.digests,
-                };
+                let output = output.kept_as(&row.dir, &format!("waiting-{index}"));
                 row.waiting.push((index, output));
             }
             (Some(_), _, Some(_)) => self.judge(row, index, output),
@@ -378,14 +371,6 @@ fn shell(line: &str) -> Command {
     let mut command = Command::new("cmd");
     command.arg("/C").arg(line);
     command
-}
-
-fn rename(path: &Path, dir: &Path, index: usize, stream: &str) -> PathBuf {
-    let to = dir.join(format!("waiting-{index}.{stream}"));
-    match std::fs::rename(path, &to) {
-        Ok(()) => to,
-        Err(_) => path.to_path_buf(),
-    }
 }
 
 /// A run as the JSON gives it, before its correctness is settled.
