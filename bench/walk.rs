@@ -84,7 +84,7 @@ impl Timed {
         };
         let mut command = self.command(program);
         command.stdout(Stdio::null());
-        match usage::run(&mut command) {
+        match usage::run(command) {
             Ok(run) if keep => {
                 self.failed |= !run.success;
                 self.walls.push(run.wall);

@@ -14,7 +14,7 @@ mod rounds;
 #[cfg(unix)]
 pub mod spawner;
 pub mod stats;
-mod timed;
+pub mod timed;
 
 use crate::cleanup;
 use crate::matrix::{self, Matrix, MatrixError};

@@ -5,16 +5,15 @@
 //! the peak resident set of the process and every descendant it waited for. On
 //! Windows the process runs in a job object, whose accounting covers every
 //! process the job held. A run that outlives its timeout has its whole process
-//! group (its job) killed and is marked timed out.
+//! group (its job) killed and is marked timed out. `measure` does the same in
+//! this process, for the benchmarks' peer programs.
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
-#[cfg(windows)]
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -116,15 +115,14 @@ impl Launcher {
         }
         #[cfg(windows)]
         {
-            let mut command = match request.command() {
+            let command = match request.command() {
                 Ok(command) => command,
                 Err(err) => {
                     return Cost::failed(format!("cannot open the run's output files: {err}"))
                 }
             };
-            let started = Instant::now();
-            match command.spawn() {
-                Ok(child) => wait(child, started, request.timeout()),
+            match measure(command, request.timeout()) {
+                Ok(cost) => cost,
                 Err(err) => {
                     let hint = exec::spawn_hint(&err, user);
                     Cost::failed(format!(
@@ -142,6 +140,15 @@ pub use platform::wait;
 #[cfg(windows)]
 use platform::wait;
 
+/// Starts `command` in this process and measures it to its end (or its timeout,
+/// when its process group is killed): the benchmarks' peers run so, as does every
+/// run on Windows. `Err` is a command that could not start.
+pub fn measure(mut command: Command, timeout: Duration) -> io::Result<Cost> {
+    let started = Instant::now();
+    let child = command.spawn()?;
+    Ok(wait(child, started, timeout))
+}
+
 #[cfg(unix)]
 mod platform {
     use std::os::unix::process::ExitStatusExt;
@@ -156,7 +163,6 @@ mod platform {
     /// when the timeout passes first.
     pub fn wait(child: std::process::Child, started: Instant, timeout: Duration) -> Cost {
         let pid = child.id();
-        cleanup::register_group(pid);
         let (done, finished) = mpsc::channel::<()>();
         let watchdog = std::thread::spawn(move || match finished.recv_timeout(timeout) {
             Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -172,7 +178,6 @@ mod platform {
         // Whatever the run left in its group would go on using the machine (and
         // the tree) during the next timed run.
         cleanup::kill_group(pid);
-        cleanup::forget_group(pid);
         // Reaped by wait4 above: the Child must not be waited for again.
         drop(child);
         let (raw_status, usage) = match waited {
