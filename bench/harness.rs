@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use eqcheck::bench::stats::spread;
 use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
 use eqcheck::flagset::{self, FlagSetFile, TREE_PLACEHOLDER};
 
@@ -350,19 +351,13 @@ fn describe(subject: &Subject, sets: usize) {
     );
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n % 2 {
-        1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
+/// The median, as `eqcheck bench` computes it (NaN for no values).
+fn median(values: Vec<f64>) -> f64 {
+    spread(&values).map_or(f64::NAN, |s| s.median)
 }
 
 fn range(values: &[f64]) -> (f64, f64) {
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (min, max)
+    spread(values).map_or((f64::NAN, f64::NAN), |s| (s.min, s.max))
 }
 
 /// The figures over the rounds no other work disturbed, or over all when every

@@ -109,12 +109,7 @@ fn eqcheck_median(command: &str, tree: &Path, sets: &Path, dir: &Path) -> f64 {
     median(&walls)
 }
 
+/// The median, as `eqcheck bench` computes it.
 fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let middle = sorted.len() / 2;
-    match sorted.len() % 2 {
-        1 => sorted[middle],
-        _ => (sorted[middle - 1] + sorted[middle]) / 2.0,
-    }
+    eqcheck::bench::stats::spread(values).map_or(f64::NAN, |s| s.median)
 }
