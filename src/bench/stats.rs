@@ -90,7 +90,7 @@ const FEWEST_TRUSTED: usize = 3;
 pub fn warnings(tree: &BenchTree) -> Vec<String> {
     let mut said = Vec::new();
     for row in &tree.rows {
-        let name = format!("{} {} [{}]", tree.name, row.set, row.variant);
+        let name = row.named(&tree.name);
         match &row.ratio {
             Some(ratio) if too_wide(&ratio.wall) => said.push(format!(
                 "{name}: B/A ranged from {:.3} to {:.3} around {:.3}, wider than {}% of it: too wide to trust; run more --rounds, on a quieter machine",

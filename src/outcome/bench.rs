@@ -82,6 +82,13 @@ pub struct BenchRow {
     pub runs: Vec<TimedRun>,
 }
 
+impl BenchRow {
+    /// The row as notes and warnings name it: `TREE SET [VARIANT]`.
+    pub fn named(&self, tree: &str) -> String {
+        format!("{tree} {} [{}]", self.set, self.variant)
+    }
+}
+
 /// The median, least and greatest of one figure over the runs that count.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
@@ -117,7 +124,8 @@ pub struct RatioFigures {
     pub wall_by_round: Vec<Option<f64>>,
 }
 
-/// The baseline's figures, and each arm's median wall time over the baseline's.
+/// The baseline's figures and its runs; the reports give each arm's median wall
+/// time over the baseline's.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct BaselineFigures {
     pub figures: Figures,

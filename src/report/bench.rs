@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use crate::outcome::bench::{BenchOutcome, BenchRow, BenchTree, Figures, Spread};
+use crate::outcome::bench::{BenchOutcome, BenchRow, BenchTree, Figures, Side, Spread};
 
 /// How the table is laid out.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -111,12 +111,7 @@ fn cells(tree: &BenchTree, row: &BenchRow, with_set: bool) -> Vec<String> {
 /// The median B/A with its range, or WRONG when any run's output was wrong.
 fn ratio_cell(row: &BenchRow) -> String {
     if !row.wrong.is_empty() {
-        let runs = row
-            .runs
-            .iter()
-            .filter(|r| r.side != crate::outcome::bench::Side::Baseline)
-            .count();
-        return format!("WRONG ({} of {runs} runs)", row.wrong.len());
+        return format!("WRONG ({} of {} runs)", row.wrong.len(), row.runs.len());
     }
     match &row.ratio {
         Some(ratio) => format!(
@@ -219,7 +214,7 @@ fn baseline_note(outcome: &BenchOutcome, tree: &BenchTree) -> Option<String> {
 }
 
 fn row_notes(tree: &BenchTree, row: &BenchRow) -> Vec<String> {
-    let name = format!("{} {} [{}]", tree.name, row.set, row.variant);
+    let name = row.named(&tree.name);
     let mut notes = Vec::new();
     // One difference seen in many runs is told once, with every run it was seen in.
     let mut told: Vec<(&str, &str, Vec<String>)> = Vec::new();
@@ -242,14 +237,15 @@ fn row_notes(tree: &BenchTree, row: &BenchRow) -> Vec<String> {
             rounds.join(", ")
         ));
     }
-    for (side, figures) in [("A", &row.a), ("B", &row.b)] {
+    for (side, figures) in [(Side::A, &row.a), (Side::B, &row.b)] {
         let failed: Vec<String> = (row.runs.iter())
-            .filter(|r| r.side.name() == side && !r.warmup && !r.status.completed())
+            .filter(|r| r.side == side && !r.warmup && !r.status.completed())
             .map(|r| format!("round {}: {}", r.round, r.status.describe()))
             .collect();
         if figures.left_out > 0 {
             notes.push(format!(
-                "{name}: {side}: {} timed run(s) left out of the figures{}",
+                "{name}: {}: {} timed run(s) left out of the figures{}",
+                side.name(),
                 figures.left_out,
                 match failed.is_empty() {
                     true => String::new(),
