@@ -260,10 +260,30 @@ pub struct ArmRun {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ArmStatus {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
-    TimedOut { after_secs: f64 },
-    SpawnFailed { error: String },
+    Exited {
+        code: i32,
+    },
+    Signaled {
+        signal: i32,
+    },
+    TimedOut {
+        #[serde(deserialize_with = "seconds")]
+        after_secs: f64,
+    },
+    SpawnFailed {
+        error: String,
+    },
+}
+
+/// A float inside a tagged enum, read back. The enum's fields are buffered before
+/// they are read, and with the JSON crate's exact numbers (`arbitrary_precision`)
+/// a buffered number is no longer a float: read it as a JSON value first, which
+/// knows the exact form.
+fn seconds<'de, D: serde::Deserializer<'de>>(from: D) -> Result<f64, D::Error> {
+    let value = serde_json::Value::deserialize(from)?;
+    value
+        .as_f64()
+        .ok_or_else(|| serde::de::Error::custom(format!("seconds, not {value}")))
 }
 
 impl ArmStatus {
@@ -554,4 +574,27 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_arm_status_reads_back_as_written() {
+        let statuses = [
+            ArmStatus::Exited { code: 3 },
+            ArmStatus::Signaled { signal: 9 },
+            ArmStatus::TimedOut { after_secs: 0.3 },
+            ArmStatus::SpawnFailed {
+                error: "no such file".into(),
+            },
+        ];
+        for status in statuses {
+            let text = serde_json::to_string(&status).unwrap();
+            let back: ArmStatus =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(back, status, "{text}");
+        }
+    }
 }

@@ -199,3 +199,35 @@ fn a_partition_that_makes_no_sense_is_a_usage_error_naming_the_flag() {
         );
     }
 }
+
+#[test]
+fn a_shard_with_a_timed_out_arm_merges_and_exits_as_the_run_did() {
+    let dir = temp_dir();
+    let json = dir.path().join("shard.json");
+    let (sleeper, quick) = (double("sleep 30"), double("print same"));
+    let shard = json.to_string_lossy().into_owned();
+    let out = run([
+        "--ref",
+        &sleeper,
+        "--cand",
+        &quick,
+        "--tree",
+        "basic",
+        "--sets",
+        "depth",
+        "--timeout",
+        "0.3",
+        "--partition",
+        "count:1/1",
+        "--json",
+        &shard,
+    ]);
+    assert_exit(&out, 3);
+    // The report names the timeout in seconds, a float, which must read back.
+    let merged = run(["merge", shard.as_str(), "--json", "-"]);
+    assert_exit(&merged, 3);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let status = &report["cases"][0]["reference"]["status"];
+    assert_eq!(status["kind"], "timed-out", "{merged}");
+    assert_eq!(status["after_secs"].as_f64(), Some(0.3), "{merged}");
+}

@@ -42,46 +42,11 @@ enum Reply {
 /// A run's cost as it crosses the pipe.
 #[derive(Debug, Serialize, Deserialize)]
 struct Measured {
-    status: Ended,
+    status: ArmStatus,
     wall_ns: u64,
     user_ns: Option<u64>,
     system_ns: Option<u64>,
     peak_bytes: Option<u64>,
-}
-
-/// How a run ended, as it crosses the pipe: externally tagged, because the
-/// report's internally tagged [`ArmStatus`] does not read back its own float
-/// with the JSON crate's exact-number setting.
-#[derive(Debug, Serialize, Deserialize)]
-enum Ended {
-    Exited(i32),
-    Signaled(i32),
-    TimedOut(u64),
-    SpawnFailed(String),
-}
-
-impl From<ArmStatus> for Ended {
-    fn from(status: ArmStatus) -> Ended {
-        match status {
-            ArmStatus::Exited { code } => Ended::Exited(code),
-            ArmStatus::Signaled { signal } => Ended::Signaled(signal),
-            ArmStatus::TimedOut { after_secs } => Ended::TimedOut((after_secs * 1000.0) as u64),
-            ArmStatus::SpawnFailed { error } => Ended::SpawnFailed(error),
-        }
-    }
-}
-
-impl From<Ended> for ArmStatus {
-    fn from(ended: Ended) -> ArmStatus {
-        match ended {
-            Ended::Exited(code) => ArmStatus::Exited { code },
-            Ended::Signaled(signal) => ArmStatus::Signaled { signal },
-            Ended::TimedOut(millis) => ArmStatus::TimedOut {
-                after_secs: millis as f64 / 1000.0,
-            },
-            Ended::SpawnFailed(error) => ArmStatus::SpawnFailed { error },
-        }
-    }
 }
 
 /// Serves requests until stdin closes; the spawner's whole life.
@@ -126,7 +91,7 @@ fn run(request: &Request, out: &mut impl Write) -> Reply {
     let cost = super::timed::wait(child, started, timeout);
     let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
     Reply::Done(Measured {
-        status: cost.status.into(),
+        status: cost.status,
         wall_ns: nanos(cost.wall),
         user_ns: cost.user.map(nanos),
         system_ns: cost.system.map(nanos),
@@ -229,7 +194,7 @@ impl Drop for Client {
 impl From<Measured> for Cost {
     fn from(measured: Measured) -> Cost {
         Cost {
-            status: measured.status.into(),
+            status: measured.status,
             wall: Duration::from_nanos(measured.wall_ns),
             user: measured.user_ns.map(Duration::from_nanos),
             system: measured.system_ns.map(Duration::from_nanos),
