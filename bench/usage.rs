@@ -1,5 +1,5 @@
 //! Running one program to the end and taking what it cost, measured as
-//! `eqcheck bench` measures its runs (`eqcheck::bench::timed`): its wall time,
+//! `eqcheck bench` measures its runs (`eqcheck::matrix::keeper`): its wall time,
 //! spawn included, and the user and system CPU charged to it and to the
 //! descendants it waited for (`wait4` on Unix, a job object on Windows), so no
 //! other process's CPU is counted.
@@ -24,7 +24,7 @@ pub struct Usage {
 
 /// Runs `command` to the end and takes its wall time and CPU.
 pub fn run(command: Command) -> io::Result<Usage> {
-    let cost = eqcheck::bench::timed::measure(command, TIMEOUT)?;
+    let cost = eqcheck::matrix::keeper::measure(command, TIMEOUT)?;
     Ok(Usage {
         success: cost.status == ArmStatus::Exited { code: 0 },
         wall: cost.wall,

@@ -5,7 +5,8 @@
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
 //! → normalize → outcome`, `{cli, settings, matrix} → build → outcome` (a program
 //! built from a git revision), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` sits at the bottom
-//! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
+//! for all, and `cleanup`, which any layer may call, uses only `walk` and `sweep` (ending what
+//! the arms' runs leave running). `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
 pub mod bench;
@@ -22,4 +23,5 @@ pub mod outcome;
 pub mod probe;
 pub mod report;
 pub mod settings;
+pub mod sweep;
 pub mod walk;

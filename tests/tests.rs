@@ -8,6 +8,7 @@ mod bench;
 mod big_outputs;
 mod corners;
 mod cpu;
+mod escapes;
 mod filesystems;
 mod fixtures;
 mod flagsets;

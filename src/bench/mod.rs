@@ -6,15 +6,12 @@
 //! alike. Warm-up rounds run first and are checked but never counted. A run whose
 //! output is not A's first output of its row is wrong: it is shown and never
 //! averaged. This file owns the options and the run over the trees; `rounds.rs`
-//! one tree's rounds, `check.rs` the correctness of each run, `timed.rs` the
-//! measuring, `stats.rs` the arithmetic.
+//! one tree's rounds, `check.rs` the correctness of each run, `stats.rs` the
+//! arithmetic; the matrix's keeper starts and measures the runs.
 
 mod check;
 mod rounds;
-#[cfg(unix)]
-pub mod spawner;
 pub mod stats;
-pub mod timed;
 
 use crate::cleanup;
 use crate::matrix::{self, Matrix, MatrixError};
@@ -71,7 +68,7 @@ pub fn run(
     let load_average_start = load_average();
     let prepared = matrix::prepare(matrix)?;
     // Started before any tree is built or fingerprinted, while eqcheck is small.
-    let launcher = timed::Launcher::start().map_err(MatrixError::Launcher)?;
+    let launcher = matrix::keeper::Launcher::start().map_err(MatrixError::Launcher)?;
     let bench = rounds::Bench {
         matrix,
         options,

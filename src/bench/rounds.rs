@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::check::{Digests, First, Output};
-use super::{stats, timed, BenchOptions, Variant};
+use super::{stats, BenchOptions, Variant};
 use crate::cleanup;
 use crate::flagset::{command_with_tree, FlagSet, TREE_PLACEHOLDER};
 use crate::matrix::compare::CaseRules;
-use crate::matrix::exec::{self, ArmUser, Captured};
+use crate::matrix::exec::{self, Captured};
 use crate::matrix::guard::Guard;
+use crate::matrix::keeper::{Cost, Launcher};
 use crate::matrix::plan::{self, PlannedCase};
 use crate::matrix::{self, arm, Matrix, MatrixError, OpenTree, Prepared, TreeSource};
 use crate::outcome::bench::{
@@ -28,7 +29,7 @@ pub(super) struct Bench<'a> {
     pub options: &'a BenchOptions,
     pub prepared: &'a Prepared,
     pub progress: &'a dyn BenchProgress,
-    pub launcher: &'a timed::Launcher,
+    pub launcher: &'a Launcher,
 }
 
 /// One row as it is run: its case, its argument vectors, its folder, its runs.
@@ -319,35 +320,17 @@ impl OnTree<'_> {
 
     /// Starts one timed run as the arms run (pinned environment, fresh HOME, the
     /// arm user), its streams in `dir`.
-    fn launch(
-        &self,
-        argv: &[OsString],
-        argv0: &str,
-        dir: &Path,
-        side: Side,
-    ) -> (timed::Cost, Captured) {
+    fn launch(&self, argv: &[OsString], argv0: &str, dir: &Path, side: Side) -> (Cost, Captured) {
         let env = &self.bench.prepared.env;
         let name = side.name();
         let stdout = dir.join(format!("{name}.out"));
         let stderr = dir.join(format!("{name}.err"));
         let cost = match exec::fresh_home(env, dir) {
             Ok((env, home)) => {
-                let request = timed::Request {
-                    argv: argv.to_vec(),
-                    argv0: argv0.to_string(),
-                    env: env.vars,
-                    working_dir: home,
-                    stdout: stdout.clone(),
-                    stderr: stderr.clone(),
-                    user: match env.user {
-                        ArmUser::Unprivileged { uid, gid, .. } => Some((uid, gid)),
-                        _ => None,
-                    },
-                    timeout_ms: env.timeout.as_millis().min(u64::MAX as u128) as u64,
-                };
+                let request = exec::request(argv, argv0, &env, home, &stdout, &stderr);
                 self.bench.launcher.run(&request, &env.user)
             }
-            Err(error) => timed::Cost::failed(error),
+            Err(error) => Cost::failed(error),
         };
         let captured = Captured {
             status: cost.status.clone(),
@@ -374,7 +357,7 @@ fn shell(line: &str) -> Command {
 }
 
 /// A run as the JSON gives it, before its correctness is settled.
-fn record(slot: Slot, side: Side, cost: &timed::Cost, output: &Output) -> TimedRun {
+fn record(slot: Slot, side: Side, cost: &Cost, output: &Output) -> TimedRun {
     let millis = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
     TimedRun {
         round: slot.round,

@@ -266,9 +266,9 @@ pub fn main() -> Result<u8, Failure> {
     #[cfg(unix)]
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == crate::bench::spawner::SPAWNER_ARGUMENT)
+        .is_some_and(|a| a == crate::matrix::keeper::KEEPER_ARGUMENT)
     {
-        return Ok(crate::bench::spawner::serve());
+        return Ok(crate::matrix::keeper::serve());
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

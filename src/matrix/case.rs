@@ -18,6 +18,8 @@ pub(super) struct Arms<'a> {
     pub flag_sets: &'a FlagSetFile,
     pub env: &'a ArmEnvironment,
     pub runs: usize,
+    /// What starts the runs.
+    pub launcher: &'a super::keeper::Launcher,
 }
 
 /// Runs both arms of one case on the tree `tree` at `root`; `rebuild` says how a
@@ -53,11 +55,11 @@ pub(super) fn run_case(
                     guard,
                 };
                 let reference_arm = on(arms.reference, &ref_argv, Blame::Reference);
-                let (ran, seen) = reference_arm.run(arms.env, dir, &name("reference"));
+                let (ran, seen) = reference_arm.run(arms, dir, &name("reference"));
                 reference.push(share_repeated_output(reference.first(), ran));
                 moved = moved.or(seen);
                 let candidate_arm = on(arms.candidate, &cand_argv, Blame::Candidate);
-                let (ran, seen) = candidate_arm.run(arms.env, dir, &name("candidate"));
+                let (ran, seen) = candidate_arm.run(arms, dir, &name("candidate"));
                 candidate.push(share_repeated_output(candidate.first(), ran));
                 moved = moved.or(seen);
                 if moved.is_some() {
@@ -111,16 +113,12 @@ struct Guarded<'a> {
 impl Guarded<'_> {
     /// Runs the arm once, the guard told before and asked after: what the arm
     /// captured, and the tree-changed verdict if the tree moved.
-    fn run(
-        &self,
-        env: &ArmEnvironment,
-        dir: &Path,
-        name: &str,
-    ) -> (exec::Captured, Option<Verdict>) {
+    fn run(&self, arms: &Arms, dir: &Path, name: &str) -> (exec::Captured, Option<Verdict>) {
         if let Some(guard) = self.guard {
             guard.arm_started(self.blame, self.case);
         }
-        let ran = exec::run_arm(self.argv, &self.arm.spawned_as(), env, dir, name);
+        let argv0 = self.arm.spawned_as();
+        let ran = exec::run_arm(arms.launcher, self.argv, &argv0, arms.env, dir, name);
         let moved = self.guard.and_then(|g| g.check(self.blame, self.case));
         (ran, moved)
     }

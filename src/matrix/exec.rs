@@ -1,11 +1,14 @@
 //! Running one arm: no shell, stdin from the null device, a pinned environment,
 //! stdout and stderr streamed to files, and a timeout after which the arm's whole
-//! process group is killed and the run is marked timed out, never compared.
+//! process group is killed and the run is marked timed out, never compared. The
+//! run itself is started by the keeper (`keeper.rs`), which ends everything the
+//! arm started before the run counts as over.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::keeper::{Launcher, Request};
 use crate::cleanup;
 use crate::outcome::ArmStatus;
 
@@ -184,6 +187,7 @@ impl Captured {
 /// prints its HOME or working folder prints the same thing each time. The program's
 /// path was made absolute beforehand.
 pub fn run_arm(
+    launcher: &Launcher,
     argv: &[OsString],
     argv0: &str,
     env: &ArmEnvironment,
@@ -196,13 +200,38 @@ pub fn run_arm(
         Ok(fresh) => fresh,
         Err(error) => return Captured::failed(error),
     };
-    let started = Instant::now();
-    let status = spawn_and_wait(argv, argv0, &env, &home, &stdout, &stderr);
+    let request = request(argv, argv0, &env, home, &stdout, &stderr);
+    let cost = launcher.run(&request, &env.user);
     Captured {
-        status,
+        status: cost.status,
         stdout,
         stderr,
-        duration: started.elapsed(),
+        duration: cost.wall,
+    }
+}
+
+/// The keeper's request for one run of an arm in `env` (whose HOME is `home`,
+/// where it starts), its streams in `stdout` and `stderr`.
+pub fn request(
+    argv: &[OsString],
+    argv0: &str,
+    env: &ArmEnvironment,
+    home: PathBuf,
+    stdout: &Path,
+    stderr: &Path,
+) -> Request {
+    Request {
+        argv: argv.to_vec(),
+        argv0: argv0.to_string(),
+        env: env.vars.clone(),
+        working_dir: home,
+        stdout: stdout.to_path_buf(),
+        stderr: stderr.to_path_buf(),
+        user: match env.user {
+            ArmUser::Unprivileged { uid, gid, .. } => Some((uid, gid)),
+            _ => None,
+        },
+        timeout_ms: env.timeout.as_millis().min(u64::MAX as u128) as u64,
     }
 }
 
@@ -224,11 +253,11 @@ pub fn fresh_home(env: &ArmEnvironment, dir: &Path) -> Result<(ArmEnvironment, P
 }
 
 /// What every arm's process gets before it starts, whoever spawns it: the name it
-/// sees as its own, a process group of its own (so all it starts can be killed
-/// with it), and the arm user's identity.
+/// sees as its own, a session and process group of its own (so all it starts can
+/// be found and killed with it), and the arm user's identity.
 pub fn prepare_arm_process(command: &mut std::process::Command, argv0: &str, user: &ArmUser) {
     named(command, argv0);
-    own_process_group(command);
+    own_session(command);
     run_as(command, user);
 }
 
@@ -246,85 +275,6 @@ pub fn spawn_hint(err: &std::io::Error, user: &ArmUser) -> String {
     }
 }
 
-fn spawn_and_wait(
-    argv: &[OsString],
-    argv0: &str,
-    env: &ArmEnvironment,
-    working_dir: &Path,
-    stdout: &Path,
-    stderr: &Path,
-) -> ArmStatus {
-    let Some((program, args)) = argv.split_first() else {
-        return ArmStatus::SpawnFailed {
-            error: "empty command".into(),
-        };
-    };
-    let expression = duct::cmd(program, args)
-        .stdin_null()
-        .stdout_path(stdout)
-        .stderr_path(stderr)
-        .full_env(env.vars.iter().cloned())
-        // The arm starts in its own HOME: a folder it may enter whoever it runs
-        // as, which eqcheck's own working folder may not be.
-        .dir(working_dir)
-        .unchecked()
-        .before_spawn({
-            let user = env.user.clone();
-            let argv0 = argv0.to_string();
-            move |command| {
-                prepare_arm_process(command, &argv0, &user);
-                Ok(())
-            }
-        });
-    let handle = match expression.start() {
-        Ok(handle) => handle,
-        Err(err) => {
-            let hint = spawn_hint(&err, &env.user);
-            return ArmStatus::SpawnFailed {
-                error: format!("{}: {err}{hint}", program.to_string_lossy()),
-            };
-        }
-    };
-    let pids = handle.pids();
-    for &pid in &pids {
-        cleanup::register_group(pid);
-    }
-    let status = wait_or_kill(&handle, &pids, program, env.timeout);
-    for &pid in &pids {
-        // Whatever the arm left running in its group (a daemon, a background
-        // writer) would go on reading or changing the tree after the case is
-        // judged: end it with the arm.
-        cleanup::kill_group(pid);
-        cleanup::forget_group(pid);
-    }
-    status
-}
-
-fn wait_or_kill(
-    handle: &duct::Handle,
-    pids: &[u32],
-    program: &OsString,
-    timeout: Duration,
-) -> ArmStatus {
-    match handle.wait_timeout(timeout) {
-        Ok(Some(output)) => status_of(output.status),
-        Ok(None) => {
-            // The arm leads its own process group: kill everything it started.
-            for &pid in pids {
-                cleanup::kill_group(pid);
-            }
-            let _ = handle.kill();
-            let _ = handle.wait();
-            ArmStatus::TimedOut {
-                after_secs: timeout.as_secs_f64(),
-            }
-        }
-        Err(err) => ArmStatus::SpawnFailed {
-            error: format!("waiting for {}: {err}", program.to_string_lossy()),
-        },
-    }
-}
-
 /// The program sees `argv0` as its name, not the path it was started by.
 #[cfg(unix)]
 fn named(command: &mut std::process::Command, argv0: &str) {
@@ -337,14 +287,21 @@ fn named(command: &mut std::process::Command, argv0: &str) {
 #[cfg(not(unix))]
 fn named(_command: &mut std::process::Command, _argv0: &str) {}
 
+/// The arm leads a new session, and so a new process group: its group is killed
+/// with it, and on macOS, which has no subreaper, what it starts is found by its
+/// session even after leaving the group. It also has no controlling terminal, so
+/// a terminal's signals never reach it.
 #[cfg(unix)]
-fn own_process_group(command: &mut std::process::Command) {
+fn own_session(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    command.process_group(0);
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent's.
+    unsafe {
+        command.pre_exec(|| rustix::process::setsid().map(drop).map_err(Into::into));
+    }
 }
 
 #[cfg(not(unix))]
-fn own_process_group(_command: &mut std::process::Command) {}
+fn own_session(_command: &mut std::process::Command) {}
 
 /// Drops to the arm user; std also clears supplementary groups when root does this.
 #[cfg(unix)]

@@ -5,6 +5,8 @@
 //! architecture than this machine's); and the machine itself (OS, kernel,
 //! architecture). Emulators have bugs of their own, so a report must say this.
 
+use std::ffi::OsString;
+use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -12,6 +14,8 @@ use object::read::macho::FatArch;
 use object::Object;
 
 use super::arm::Arm;
+use super::keeper::{Launcher, Request};
+use crate::outcome::ArmStatus;
 use crate::outcome::Host;
 
 /// The longest `--version` may take; the arm's own timeout when shorter.
@@ -124,34 +128,40 @@ fn runs_natively(arch: &str, host: &str) -> bool {
 }
 
 /// The first line the program prints for `--version` (under its runner), if it
-/// prints one and exits 0 within the timeout; never part of the comparison.
-pub fn version(arm: &Arm, timeout: Duration) -> Option<String> {
+/// prints one and exits 0 within the timeout; never part of the comparison. It
+/// runs as eqcheck does (its user, environment and folder), started by the keeper
+/// like any arm's run, so what it starts ends with it; its output goes to `dir`.
+pub fn version(arm: &Arm, timeout: Duration, launcher: &Launcher, dir: &Path) -> Option<String> {
     let runner = arm
         .runner
         .as_ref()
         .map(|r| r.command.clone())
         .unwrap_or_default();
-    let mut words = runner.into_iter().chain([arm.command.first()?.clone()]);
-    let program = words.next()?;
-    let args: Vec<String> = words.chain(["--version".to_string()]).collect();
-    let handle = duct::cmd(program, args)
-        .stdin_null()
-        .stderr_null()
-        .stdout_capture()
-        .unchecked()
-        .start()
-        .ok()?;
-    let output = match handle.wait_timeout(timeout.min(VERSION_TIMEOUT)) {
-        Ok(Some(output)) => output.clone(),
-        _ => {
-            let _ = handle.kill();
-            return None;
-        }
-    };
-    if !output.status.success() {
+    let words = runner.into_iter().chain([arm.command.first()?.clone()]);
+    let argv: Vec<OsString> = words.chain(["--version".into()]).map(Into::into).collect();
+    // Not create_dir_all: after an interrupt removed the run's folder, nothing
+    // may make it again.
+    if crate::cleanup::interrupted() || std::fs::create_dir(dir).is_err() {
         return None;
     }
-    let text = String::from_utf8_lossy(&output.stdout);
+    let request = Request {
+        argv0: argv[0].to_string_lossy().into_owned(),
+        argv,
+        env: std::env::vars_os().collect(),
+        working_dir: std::env::current_dir().ok()?,
+        stdout: dir.join("version.out"),
+        stderr: dir.join("version.err"),
+        user: None,
+        timeout_ms: timeout.min(VERSION_TIMEOUT).as_millis() as u64,
+    };
+    let cost = launcher.run(&request, &super::exec::ArmUser::Root);
+    if cost.status != (ArmStatus::Exited { code: 0 }) {
+        return None;
+    }
+    let mut start = Vec::new();
+    let file = std::fs::File::open(&request.stdout).ok()?;
+    file.take(64 * 1024).read_to_end(&mut start).ok()?;
+    let text = String::from_utf8_lossy(&start);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(line.chars().take(200).collect())
 }

@@ -10,6 +10,7 @@ mod cpu;
 pub mod exec;
 pub(crate) mod guard;
 pub mod identity;
+pub mod keeper;
 pub mod plan;
 pub(crate) mod scratch;
 pub mod watch;
@@ -111,7 +112,7 @@ pub enum MatrixError {
         mount.display()
     )]
     NoExec { folder: PathBuf, mount: PathBuf },
-    #[error("cannot start the process that starts the bench's timed runs")]
+    #[error("cannot start the keeper, the process that starts the arms' runs")]
     Launcher(#[source] std::io::Error),
     #[error("cannot start {jobs} worker threads")]
     Pool {
@@ -213,12 +214,14 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
             jobs: matrix.jobs,
             source,
         })?;
+    let launcher = keeper::Launcher::start().map_err(MatrixError::Launcher)?;
     let arms = Arms {
         reference: &reference,
         candidate: &candidate,
         flag_sets: &matrix.flag_sets,
         env: &env,
         runs: matrix.runs.max(1),
+        launcher: &launcher,
     };
     let runner = Runner {
         matrix,
@@ -243,8 +246,17 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
     }
     let user = matrix.user.describe();
     let host = identity::host();
-    let reference = arm_info(&matrix.reference, &reference, &user, &host, matrix.timeout);
-    let candidate = arm_info(&matrix.candidate, &candidate, &user, &host, matrix.timeout);
+    let about = About {
+        user: &user,
+        host: &host,
+        timeout: matrix.timeout,
+        launcher: &launcher,
+        dir: scratch.path(),
+    };
+    let reference = arm_info(&matrix.reference, &reference, &about, "ref");
+    let candidate = arm_info(&matrix.candidate, &candidate, &about, "cand");
+    // The keepers are reaped here, so that their runs' CPU is counted below.
+    launcher.close();
     Ok(RunOutcome {
         schema_version: SCHEMA_VERSION,
         eqcheck_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -436,10 +448,29 @@ fn audit(flag_sets: &FlagSetFile, cases: &[CaseOutcome]) -> Vec<RuleAudit> {
         .collect()
 }
 
+/// What every arm's entry in the report shares: who the arms ran as, the host, the
+/// run's timeout, and what starts the `--version` run.
+struct About<'a> {
+    user: &'a str,
+    host: &'a Host,
+    timeout: Duration,
+    launcher: &'a keeper::Launcher,
+    /// The run's scratch folder: each arm's `--version` output goes in a folder
+    /// of its own there.
+    dir: &'a Path,
+}
+
 /// The arm as the report names it: its command, the file that ran (size, sha256,
 /// architecture, version), how it ran, and the copy that ran in its place when the
 /// arm user could not reach it.
-fn arm_info(arm: &Arm, ran: &Arm, user: &str, host: &Host, timeout: Duration) -> ArmInfo {
+fn arm_info(arm: &Arm, ran: &Arm, about: &About, folder: &str) -> ArmInfo {
+    let About {
+        user,
+        host,
+        timeout,
+        launcher,
+        dir,
+    } = *about;
     let binary = arm.command.first().and_then(|p| arm::locate_program(p));
     let file = binary.as_deref().and_then(identity::program_file);
     let architecture = file.as_ref().and_then(|f| f.architecture.clone());
@@ -453,7 +484,7 @@ fn arm_info(arm: &Arm, ran: &Arm, user: &str, host: &Host, timeout: Duration) ->
         copy: (ran.copied_from.as_ref()).and_then(|_| ran.command.first().cloned()),
         user: user.to_string(),
         runner: arm.runner.as_ref().map(|r| r.command.clone()),
-        version: identity::version(arm, timeout),
+        version: identity::version(arm, timeout, launcher, &dir.join(folder)),
         architecture,
         translated,
         execution,

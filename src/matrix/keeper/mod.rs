@@ -1,0 +1,210 @@
+//! Starting the arms' runs, for the matrix and the bench alike, so that every
+//! process a run starts ends with it and what it cost is measured for its whole
+//! process tree.
+//!
+//! On Unix every run is started by a keeper: eqcheck's own binary started afresh
+//! (`KEEPER_ARGUMENT`), which starts one run at a time, waits for it with `wait4`
+//! (wall, CPU and peak resident set of the run and every descendant it waited
+//! for), kills its group at the timeout, and, once the run's first process is
+//! reaped, ends everything the run left (see `crate::sweep`: on Linux the keeper
+//! is a child subreaper, so orphans in other sessions come back to it) before it
+//! says the run is done. The next run starts only then. Why a process of its own:
+//! on Linux a program's peak resident set (`ru_maxrss`) starts at the size of the
+//! process it was forked from, because `execve` keeps the old address space's
+//! high-water mark: an arm forked from eqcheck, which holds a tree's fingerprint,
+//! would report eqcheck's tens of MiB as its own. The keeper is small (a fresh
+//! `execve`, so it holds none of eqcheck's memory, whenever it is started), and
+//! what a run inherits is its small private memory (`du -s` reads the same peak
+//! here as under `/usr/bin/time`). The matrix keeps one keeper per run going at
+//! once (`-j`), made on demand and reused; the bench uses one.
+//!
+//! On Windows each run is started in this process inside a job object that kills
+//! every process it holds when the run ends (or eqcheck does: the job is closed
+//! with the process); the job's accounting covers every process it held.
+//! `measure` starts and measures a command in this process, for the benchmarks'
+//! peer programs.
+
+#[cfg(unix)]
+mod client;
+#[cfg(unix)]
+mod serve;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::exec::{self, ArmUser};
+use crate::outcome::ArmStatus;
+
+#[cfg(unix)]
+pub use serve::{serve, KEEPER_ARGUMENT};
+#[cfg(unix)]
+use unix as platform;
+#[cfg(windows)]
+use windows as platform;
+
+/// What one run cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    pub status: ArmStatus,
+    pub wall: Duration,
+    pub user: Option<Duration>,
+    pub system: Option<Duration>,
+    /// Peak resident set (Unix) or peak committed memory (Windows) of the largest
+    /// process, in bytes.
+    pub peak_bytes: Option<u64>,
+}
+
+impl Cost {
+    pub fn failed(error: String) -> Cost {
+        Cost {
+            status: ArmStatus::SpawnFailed { error },
+            wall: Duration::ZERO,
+            user: None,
+            system: None,
+            peak_bytes: None,
+        }
+    }
+}
+
+/// One run to start: what every arm's run gets (pinned environment, a working
+/// folder, the arm user, a session and process group of its own), with its
+/// streams in files.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Request {
+    pub argv: Vec<OsString>,
+    pub argv0: String,
+    /// The whole environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub working_dir: PathBuf,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+    /// Who the run is, when not eqcheck's own user: uid and gid.
+    pub user: Option<(u32, u32)>,
+    pub timeout_ms: u64,
+}
+
+impl Request {
+    /// The process, ready to start.
+    pub fn command(&self) -> io::Result<Command> {
+        let Some((program, args)) = self.argv.split_first() else {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty command"));
+        };
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(File::create(&self.stdout)?)
+            .stderr(File::create(&self.stderr)?)
+            .env_clear()
+            .envs(self.env.iter().cloned())
+            // The arm starts in its own HOME: a folder it may enter whoever it
+            // runs as, which eqcheck's own working folder may not be.
+            .current_dir(&self.working_dir);
+        let user = match self.user {
+            Some((uid, gid)) => ArmUser::Unprivileged {
+                uid,
+                gid,
+                name: String::new(),
+            },
+            None => ArmUser::Root,
+        };
+        exec::prepare_arm_process(&mut command, &self.argv0, &user);
+        Ok(command)
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// What the run's program is called in a message.
+    fn program(&self) -> String {
+        self.argv
+            .first()
+            .map_or_else(String::new, |p| p.to_string_lossy().into_owned())
+    }
+}
+
+/// Starts the arms' runs: through keepers on Unix (one per run going at once,
+/// reused), in this process inside a job object on Windows.
+pub struct Launcher {
+    /// Keepers with no run going.
+    #[cfg(unix)]
+    idle: std::sync::Mutex<Vec<client::Client>>,
+}
+
+impl Launcher {
+    /// A launcher with its first keeper started, so a keeper that cannot start
+    /// stops the run before its first case.
+    pub fn start() -> io::Result<Launcher> {
+        Ok(Launcher {
+            #[cfg(unix)]
+            idle: std::sync::Mutex::new(vec![client::Client::start()?]),
+        })
+    }
+
+    /// Makes one run and says what it cost; `user` words the hint of a run that
+    /// could not start.
+    pub fn run(&self, request: &Request, user: &ArmUser) -> Cost {
+        #[cfg(unix)]
+        {
+            let idle = || self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            let taken = idle().pop();
+            let mut keeper = match taken.map_or_else(client::Client::start, Ok) {
+                Ok(keeper) => keeper,
+                Err(err) => return Cost::failed(format!("cannot start a keeper process: {err}")),
+            };
+            match keeper.run(request, user) {
+                Ok(cost) => {
+                    idle().push(keeper);
+                    cost
+                }
+                // Not reused: it is gone, or out of step with its requests.
+                Err(err) => Cost::failed(format!("the keeper process failed: {err}")),
+            }
+        }
+        #[cfg(windows)]
+        {
+            let command = match request.command() {
+                Ok(command) => command,
+                Err(err) => {
+                    return Cost::failed(format!("cannot open the run's output files: {err}"))
+                }
+            };
+            match measure(command, request.timeout()) {
+                Ok(cost) => cost,
+                Err(err) => {
+                    let hint = exec::spawn_hint(&err, user);
+                    Cost::failed(format!("{}: {err}{hint}", request.program()))
+                }
+            }
+        }
+    }
+}
+
+impl Launcher {
+    /// Ends every keeper and reaps it (a keeper's runs count among eqcheck's
+    /// children's CPU only then); a later run starts a new one.
+    pub fn close(&self) {
+        #[cfg(unix)]
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+/// Starts `command` in this process and measures it to its end (or its timeout,
+/// when its process group is killed): the benchmarks' peers run so, as does every
+/// run on Windows. `Err` is a command that could not start.
+pub fn measure(mut command: Command, timeout: Duration) -> io::Result<Cost> {
+    let started = Instant::now();
+    let child = command.spawn()?;
+    Ok(platform::wait(child, started, timeout))
+}

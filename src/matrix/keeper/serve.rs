@@ -1,0 +1,204 @@
+//! The keeper process: reads one request per line on stdin, starts the run, says
+//! its pid at once (so eqcheck can kill its group on an interrupt), waits for it,
+//! ends everything the run left, and only then says what it cost, as JSON lines
+//! on stdout. Its stdin closing (eqcheck ended, however) kills the run going, if
+//! any, and ends the keeper.
+
+use std::io::{self, BufRead, Write};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{unix, Cost, Request};
+use crate::outcome::ArmStatus;
+
+/// The first argument that makes eqcheck's binary a keeper; not a subcommand
+/// anyone types.
+pub const KEEPER_ARGUMENT: &str = "__eqcheck-keeper";
+
+/// What the keeper says about a run.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) enum Reply {
+    Started {
+        pid: u32,
+    },
+    /// It could not start: the OS error number, when there is one, and the text.
+    NotStarted {
+        errno: Option<i32>,
+        error: String,
+    },
+    Done(Measured),
+}
+
+/// A run's cost as it crosses the pipe.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Measured {
+    status: ArmStatus,
+    wall_ns: u64,
+    user_ns: Option<u64>,
+    system_ns: Option<u64>,
+    peak_bytes: Option<u64>,
+}
+
+/// What the keeper's one thread of work waits for.
+enum Event {
+    Request(String),
+    /// stdin closed: eqcheck is gone or done.
+    Closed,
+    /// The run's first process was reaped, with its status, resource use and
+    /// the wall time to then.
+    Reaped(io::Result<(i32, libc::rusage)>, Duration),
+}
+
+/// Serves requests until stdin closes; the keeper's whole life.
+pub fn serve() -> u8 {
+    crate::sweep::become_keeper();
+    let (events, received) = mpsc::channel();
+    let reader = events.clone();
+    std::thread::spawn(move || {
+        for line in io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if reader.send(Event::Request(line)).is_err() {
+                return;
+            }
+        }
+        let _ = reader.send(Event::Closed);
+    });
+    let mut out = io::stdout().lock();
+    let mut keeper = Keeper {
+        events,
+        received,
+        closed: false,
+    };
+    while let Ok(Event::Request(line)) = keeper.received.recv() {
+        let reply = match serde_json::from_str::<Request>(&line) {
+            Ok(request) => keeper.run(&request, &mut out),
+            Err(err) => Reply::NotStarted {
+                errno: None,
+                error: format!("the keeper got a request it cannot read: {err}"),
+            },
+        };
+        if send(&mut out, &reply).is_err() || keeper.closed {
+            break;
+        }
+    }
+    0
+}
+
+fn send(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, reply)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+struct Keeper {
+    events: Sender<Event>,
+    received: Receiver<Event>,
+    /// stdin closed during a run.
+    closed: bool,
+}
+
+impl Keeper {
+    /// Starts one run, says its pid, waits for it, ends what it left, and says
+    /// what it cost.
+    fn run(&mut self, request: &Request, out: &mut impl Write) -> Reply {
+        let mut command = match request.command() {
+            Ok(command) => command,
+            Err(err) => return not_started(&err, "cannot open the run's output files"),
+        };
+        let started = Instant::now();
+        let child = match command.spawn() {
+            Ok(child) => child,
+            Err(err) => return not_started(&err, &request.program()),
+        };
+        let pid = child.id();
+        let _ = send(out, &Reply::Started { pid });
+        let reaping = self.events.clone();
+        std::thread::spawn(move || {
+            let reaped = unix::wait4(pid);
+            let _ = reaping.send(Event::Reaped(reaped, started.elapsed()));
+        });
+        let (reaped, wall, timed_out) = self.wait(pid, started, request.timeout());
+        // Reaped by wait4: the Child must not be waited for again.
+        drop(child);
+        // Whatever the run left (in its group, or escaped from it) would go on
+        // using the machine, and the tree, and the HOME of the runs after it.
+        crate::sweep::end_run(pid);
+        let cost = match reaped {
+            Ok((raw_status, usage)) => unix::cost_of(raw_status, &usage, wall, timed_out),
+            Err(err) => Cost::failed(format!("waiting for process {pid}: {err}")),
+        };
+        Reply::Done(Measured::from(cost))
+    }
+
+    /// Waits for the run's first process to be reaped, killing its group when the
+    /// timeout passes (then the timeout is returned) or stdin closes.
+    fn wait(
+        &mut self,
+        pid: u32,
+        started: Instant,
+        timeout: Duration,
+    ) -> (io::Result<(i32, libc::rusage)>, Duration, Option<Duration>) {
+        // A timeout too far off to be an instant is no timeout.
+        let mut deadline = started.checked_add(timeout);
+        let mut timed_out = None;
+        loop {
+            let event = match deadline {
+                Some(at) => {
+                    (self.received).recv_timeout(at.saturating_duration_since(Instant::now()))
+                }
+                None => self
+                    .received
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match event {
+                Ok(Event::Reaped(reaped, wall)) => return (reaped, wall, timed_out),
+                Ok(Event::Request(_)) => {}
+                Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    self.closed = true;
+                    crate::cleanup::kill_group(pid);
+                    deadline = None;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    timed_out = Some(timeout);
+                    crate::cleanup::kill_group(pid);
+                    deadline = None;
+                }
+            }
+        }
+    }
+}
+
+fn not_started(err: &io::Error, what: &str) -> Reply {
+    Reply::NotStarted {
+        errno: err.raw_os_error(),
+        error: format!("{what}: {err}"),
+    }
+}
+
+impl From<Cost> for Measured {
+    fn from(cost: Cost) -> Measured {
+        let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
+        Measured {
+            status: cost.status,
+            wall_ns: nanos(cost.wall),
+            user_ns: cost.user.map(nanos),
+            system_ns: cost.system.map(nanos),
+            peak_bytes: cost.peak_bytes,
+        }
+    }
+}
+
+impl From<Measured> for Cost {
+    fn from(measured: Measured) -> Cost {
+        Cost {
+            status: measured.status,
+            wall: Duration::from_nanos(measured.wall_ns),
+            user: measured.user_ns.map(Duration::from_nanos),
+            system: measured.system_ns.map(Duration::from_nanos),
+            peak_bytes: measured.peak_bytes,
+        }
+    }
+}

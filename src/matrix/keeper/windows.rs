@@ -1,0 +1,132 @@
+//! Waiting for a run on Windows: the process runs in a job object of its own,
+//! which kills every process it holds when the run ends, when its timeout passes,
+//! or when eqcheck ends (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`: the job's last
+//! handle closes with eqcheck), and whose accounting covers every process it held.
+
+use std::os::windows::io::AsRawHandle;
+use std::time::{Duration, Instant};
+
+use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_TIMEOUT};
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
+    JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
+    TerminateJobObject, JOBOBJECTINFOCLASS, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+};
+use windows_sys::Win32::System::Threading::WaitForSingleObject;
+
+use super::Cost;
+use crate::outcome::ArmStatus;
+
+/// Closes the job when the run is over, which also ends what is left in it.
+struct Job(HANDLE);
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from CreateJobObjectW and is closed once.
+        unsafe {
+            TerminateJobObject(self.0, 1);
+            CloseHandle(self.0);
+        }
+    }
+}
+
+/// The child is put in a fresh job as soon as it exists (a process it starts
+/// in that instant escapes the accounting), waited for, and the job asked.
+pub fn wait(mut child: std::process::Child, started: Instant, timeout: Duration) -> Cost {
+    // SAFETY: no name and no security attributes: a fresh anonymous job.
+    let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+    let job = (!handle.is_null()).then_some(Job(handle));
+    if let Some(job) = &job {
+        kill_on_close(job);
+    }
+    let process = child.as_raw_handle() as HANDLE;
+    if let Some(job) = &job {
+        // SAFETY: both handles are live; a failure only loses the accounting.
+        unsafe { AssignProcessToJobObject(job.0, process) };
+    }
+    let millis = timeout.as_millis().min(u32::MAX as u128 - 1) as u32;
+    // SAFETY: the process handle is live while `child` is.
+    let timed_out = unsafe { WaitForSingleObject(process, millis) } == WAIT_TIMEOUT;
+    if timed_out {
+        if let Some(job) = &job {
+            // SAFETY: a live job handle.
+            unsafe { TerminateJobObject(job.0, 1) };
+        }
+        let _ = child.kill();
+    }
+    let status = child.wait();
+    let wall = started.elapsed();
+    let status = match (timed_out, status) {
+        (true, _) => ArmStatus::TimedOut {
+            after_secs: timeout.as_secs_f64(),
+        },
+        (false, Ok(status)) => crate::matrix::exec::status_of(status),
+        (false, Err(err)) => ArmStatus::SpawnFailed {
+            error: format!("waiting for the process: {err}"),
+        },
+    };
+    let (user, system, peak_bytes) = job.as_ref().map_or((None, None, None), accounting);
+    Cost {
+        status,
+        wall,
+        user,
+        system,
+        peak_bytes,
+    }
+}
+
+/// Every process in the job dies when its last handle closes: eqcheck holds the
+/// only one, so a run cannot outlive eqcheck, however eqcheck ends.
+fn kill_on_close(job: &Job) {
+    // SAFETY: plain data, for which all zeroes is a valid value.
+    let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
+    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+    // SAFETY: a live job handle; the size passed is the structure's own. A
+    // failure leaves the job killed at the run's end only.
+    unsafe {
+        SetInformationJobObject(
+            job.0,
+            JobObjectExtendedLimitInformation,
+            (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+            std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+        )
+    };
+}
+
+/// The job's CPU times (100 ns units) and its largest process's peak commit.
+fn accounting(job: &Job) -> (Option<Duration>, Option<Duration>, Option<u64>) {
+    let basic: Option<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION> =
+        query(job, JobObjectBasicAccountingInformation);
+    let extended: Option<JOBOBJECT_EXTENDED_LIMIT_INFORMATION> =
+        query(job, JobObjectExtendedLimitInformation);
+    // A job that counted no process, or no CPU at all (a Windows layer that
+    // answers without accounting, as Wine does; or a run shorter than one tick
+    // of the clock Windows charges CPU by), knows nothing: unknown, never 0.
+    let basic =
+        basic.filter(|b| b.TotalProcesses > 0 && (b.TotalUserTime > 0 || b.TotalKernelTime > 0));
+    let ticks = |t: i64| Duration::from_nanos(t.max(0) as u64 * 100);
+    let peak = extended.map(|e| e.PeakProcessMemoryUsed as u64);
+    (
+        basic.map(|b| ticks(b.TotalUserTime)),
+        basic.map(|b| ticks(b.TotalKernelTime)),
+        peak.filter(|&p| p > 0),
+    )
+}
+
+/// One class of the job's information, where the system gives it.
+fn query<T: Copy>(job: &Job, class: JOBOBJECTINFOCLASS) -> Option<T> {
+    // SAFETY: the classes asked for are plain data structures, for which all
+    // zeroes is a valid value; the size passed is the structure's own.
+    let mut info: T = unsafe { std::mem::zeroed() };
+    let got = unsafe {
+        QueryInformationJobObject(
+            job.0,
+            class,
+            (&mut info as *mut T).cast(),
+            std::mem::size_of::<T>() as u32,
+            std::ptr::null_mut(),
+        )
+    };
+    (got != 0).then_some(info)
+}

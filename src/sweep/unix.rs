@@ -1,0 +1,100 @@
+//! The sweeps themselves, the same on every Unix: what differs is how a system
+//! lists processes and what it leaves a run's collector (see `linux.rs` and
+//! `macos.rs`).
+
+use std::time::{Duration, Instant};
+
+#[cfg(target_os = "linux")]
+use super::linux as platform;
+#[cfg(target_os = "macos")]
+use super::macos as platform;
+
+/// SIGKILL cannot be ignored, but a process in uninterruptible sleep (on a hung
+/// network mount) dies only when it wakes. Past this, a sweep gives up rather than
+/// hang eqcheck with it.
+const GIVE_UP_AFTER: Duration = Duration::from_secs(10);
+
+/// How long a sweep waits between rounds, for the killed to die and their orphans
+/// to be re-parented.
+const ROUND: Duration = Duration::from_millis(1);
+
+/// Makes this process the collector of every orphan its runs leave (Linux), before
+/// it starts any. Failing leaves it an ordinary parent: the run's own process group
+/// and session are still killed.
+pub fn become_keeper() {
+    platform::become_subreaper();
+}
+
+/// Ends what is left of a run whose first process (`leader`, which leads the run's
+/// session and group) has been reaped: its group, then every process the system
+/// lets this process find (its children, the orphans it collected, the run's
+/// session), killed and reaped round after round until none is left.
+pub fn end_run(leader: u32) {
+    kill_group(leader);
+    let deadline = Instant::now() + GIVE_UP_AFTER;
+    loop {
+        let no_children = reap_all();
+        if no_children && platform::ORPHANS_COME_HOME {
+            return;
+        }
+        let left = platform::left_of_run(leader);
+        if left.is_empty() && no_children {
+            return;
+        }
+        for pid in left {
+            kill(pid);
+        }
+        if Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(ROUND);
+    }
+}
+
+/// From outside, on an interrupt: kills every process descended from `root` (a
+/// collector, which stays alive to reap them) or in one of `sessions`, round
+/// after round, until none is left alive.
+pub fn kill_descendants(root: u32, sessions: &[u32]) {
+    let deadline = Instant::now() + GIVE_UP_AFTER;
+    loop {
+        let table = platform::processes();
+        let doomed = super::doomed(&table, root, sessions);
+        if doomed.is_empty() || Instant::now() > deadline {
+            return;
+        }
+        for pid in doomed {
+            kill(pid);
+        }
+        std::thread::sleep(ROUND);
+    }
+}
+
+/// Reaps every child that has ended; true when this process has no child left.
+fn reap_all() -> bool {
+    loop {
+        let mut status = 0;
+        // SAFETY: a valid pointer to a local; WNOHANG never blocks.
+        let reaped = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        match reaped {
+            0 => return false,
+            pid if pid > 0 => continue,
+            _ => match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                // ECHILD: no child at all.
+                _ => return true,
+            },
+        }
+    }
+}
+
+fn kill(pid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+}
+
+fn kill_group(leader: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(leader as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}

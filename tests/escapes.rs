@@ -1,0 +1,188 @@
+//! Arms whose processes leave their group, session or parent (`setsid`, `setsid
+//! -w`, a child that ignores SIGTERM and SIGHUP, a double fork, `nohup`): every one
+//! of them ends with its arm, before the next run starts, so nothing they write
+//! reaches a later run's HOME or changes a verdict, and nothing of them runs after
+//! eqcheck ends, whether it finishes or is interrupted. Linux: the processes are
+//! looked for in `/proc`.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::util::{as_root, eqcheck, run, set_mode, temp_dir};
+
+/// One way a program leaves a process behind, as a line of shell that starts
+/// `CHILD` (a quoted shell script) in the background.
+const ESCAPES: [(&str, &str); 5] = [
+    ("setsid", "setsid sh -c CHILD &"),
+    ("setsid -w", "setsid -w sh -c CHILD &"),
+    (
+        "a new session ignoring SIGTERM and SIGHUP",
+        "setsid sh -c \"trap '' TERM HUP; sh -c CHILD\" &",
+    ),
+    ("a double fork", "( (sh -c CHILD) & )"),
+    ("nohup", "nohup sh -c CHILD >/dev/null 2>&1 &"),
+];
+
+/// Where the escaped processes note their pids and what they wrote late; open
+/// to every user, as the arms may run as uid 65534.
+struct Notes {
+    dir: tempfile::TempDir,
+}
+
+impl Notes {
+    fn new() -> Notes {
+        let dir = temp_dir();
+        set_mode(dir.path(), 0o777);
+        Notes { dir }
+    }
+
+    fn pids(&self) -> PathBuf {
+        self.dir.path().join("pids")
+    }
+
+    fn late(&self) -> PathBuf {
+        self.dir.path().join("late")
+    }
+
+    /// The arm's program: after `pause` seconds it prints what an earlier run
+    /// left in its HOME, then leaves a child behind `escape`'s way that notes its
+    /// pid, waits `linger` seconds, then writes into HOME (the path the next run
+    /// of the case gets as its own) and notes that it did; the arm ends a moment
+    /// after it started the child.
+    fn arm(&self, escape: &str, pause: f64, linger: f64) -> String {
+        let child = format!(
+            "echo $$ >> {pids}; sleep {linger}; echo evil > \"$HOME/evil.conf\"; echo $$ >> {late}",
+            pids = self.pids().display(),
+            late = self.late().display(),
+        );
+        let script = format!(
+            "#!/bin/sh\nsleep {pause}\ncat \"$HOME/evil.conf\" 2>/dev/null\n{}\nsleep 0.1\necho done\n",
+            escape.replace("CHILD", &shell_words::quote(&child))
+        );
+        let path = self.dir.path().join("arm.sh");
+        std::fs::write(&path, script).unwrap();
+        set_mode(&path, 0o755);
+        path.display().to_string()
+    }
+
+    /// The noted pids of processes that still run (a zombie runs nothing).
+    fn running(&self) -> Vec<u32> {
+        let pids = std::fs::read_to_string(self.pids()).unwrap_or_default();
+        pids.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .filter(|pid| runs(*pid))
+            .collect()
+    }
+
+    fn noted(&self) -> usize {
+        let pids = std::fs::read_to_string(self.pids()).unwrap_or_default();
+        pids.lines().count()
+    }
+}
+
+fn runs(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .next();
+    !matches!(state, None | Some("Z") | Some("X"))
+}
+
+/// A flag-set file of two sets, so a case follows another.
+fn two_sets(dir: &Path) -> String {
+    let path = dir.join("two.sets");
+    std::fs::write(&path, "operand =\n[g]\n-a\n-b\n").unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn what_an_arm_starts_outside_its_group_ends_with_it_and_changes_no_verdict() {
+    let users: [&[&str]; 2] = [&[], as_root()];
+    let mut failures = Vec::new();
+    for (name, escape) in ESCAPES {
+        for user in users.iter().take(if name == "setsid" { 2 } else { 1 }) {
+            if let Err(failure) = escape_ends_with_its_arm(escape, user) {
+                failures.push(format!("{name} {user:?}: {failure}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Two cases of an arm that leaves a child `escape`'s way, as `user` flags say.
+fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
+    let notes = Notes::new();
+    let arm = notes.arm(escape, 0.3, 0.2);
+    let sets = two_sets(notes.dir.path());
+    let mut args = vec!["--ref", &arm, "--cand", &arm, "--tree", "basic"];
+    args.extend(["--sets", &sets, "-j", "1"]);
+    args.extend(user.iter());
+    let out = run(&args);
+    // The reference's child would write into the candidate's HOME while the
+    // candidate pauses, and the candidate would print it.
+    if out.code != Some(0) {
+        return Err(format!("a verdict changed\n{out}"));
+    }
+    // Four runs, and each arm's `--version`.
+    if notes.noted() < 4 {
+        return Err(format!("not every run left a child\n{out}"));
+    }
+    let left = notes.running();
+    if !left.is_empty() {
+        return Err(format!("{left:?} still run after eqcheck ended\n{out}"));
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    if notes.late().exists() {
+        return Err(format!("a child wrote after its arm ended\n{out}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folders() {
+    let notes = Notes::new();
+    let arm = notes.arm("setsid sh -c CHILD &\nsleep 60", 0.0, 1.5);
+    let tmp = temp_dir();
+    let logs = temp_dir();
+    let mut child = std::process::Command::new(eqcheck())
+        .args(["--ref", &arm, "--cand", &arm, "--tree", "basic", "--sets"])
+        .arg(two_sets(notes.dir.path()))
+        .args(["-j", "2"])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
+        .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while notes.noted() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no arm started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
+    assert_eq!(status.code(), Some(129), "{said}");
+    assert_eq!(notes.running(), Vec::<u32>::new(), "left running\n{said}");
+    let in_tmp = || std::fs::read_dir(tmp.path()).unwrap().count();
+    let entries: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(entries, Vec::<PathBuf>::new(), "temp folders left\n{said}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !notes.late().exists(),
+        "an escaped child wrote late\n{said}"
+    );
+    assert_eq!(in_tmp(), 0, "something made a folder after the end\n{said}");
+}
