@@ -273,6 +273,55 @@ pub enum ArmStatus {
     SpawnFailed {
         error: String,
     },
+    /// Wrote more than `--max-output` to one stream, and was stopped there.
+    OutputCapped {
+        stream: Output,
+        #[serde(deserialize_with = "whole_number")]
+        cap_bytes: u64,
+    },
+}
+
+/// One of an arm's two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Output {
+    Stdout,
+    Stderr,
+}
+
+impl Output {
+    pub fn name(self) -> &'static str {
+        match self {
+            Output::Stdout => "stdout",
+            Output::Stderr => "stderr",
+        }
+    }
+}
+
+/// A byte count as a person reads it: `4 GiB`, `1 MiB`, `512 KiB` where it is a
+/// whole number of them, else in bytes.
+pub fn size_text(bytes: u64) -> String {
+    let units = [
+        (1u64 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    match units
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes % unit == 0)
+    {
+        Some((unit, name)) => format!("{} {name}", bytes / unit),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// A whole number inside a tagged enum, read back, as `seconds` reads a float.
+fn whole_number<'de, D: serde::Deserializer<'de>>(from: D) -> Result<u64, D::Error> {
+    let value = serde_json::Value::deserialize(from)?;
+    value
+        .as_u64()
+        .ok_or_else(|| serde::de::Error::custom(format!("a whole number, not {value}")))
 }
 
 /// A float inside a tagged enum, read back. The enum's fields are buffered before
@@ -309,6 +358,11 @@ impl ArmStatus {
                 format!("timed out after {after_secs}s; its process group was killed")
             }
             ArmStatus::SpawnFailed { error } => format!("could not start: {error}"),
+            ArmStatus::OutputCapped { stream, cap_bytes } => format!(
+                "{} passed the {} cap (--max-output); the arm was killed",
+                stream.name(),
+                size_text(*cap_bytes)
+            ),
         }
     }
 }
@@ -581,6 +635,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sizes_read_in_the_largest_whole_unit() {
+        assert_eq!(size_text(4 << 30), "4 GiB");
+        assert_eq!(size_text(1536 << 10), "1536 KiB");
+        assert_eq!(size_text(1000), "1000 bytes");
+        assert_eq!(size_text(0), "0 bytes");
+    }
+
+    #[test]
     fn every_arm_status_reads_back_as_written() {
         let statuses = [
             ArmStatus::Exited { code: 3 },
@@ -588,6 +650,10 @@ mod tests {
             ArmStatus::TimedOut { after_secs: 0.3 },
             ArmStatus::SpawnFailed {
                 error: "no such file".into(),
+            },
+            ArmStatus::OutputCapped {
+                stream: Output::Stderr,
+                cap_bytes: 4 << 30,
             },
         ];
         for status in statuses {

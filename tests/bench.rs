@@ -15,7 +15,7 @@ use crate::util::{assert_exit, double, json_report, run, temp_dir, written, Outp
 const ONE_SET: &str = "[timing]\n(none)\n";
 
 /// Runs a bench of `a` against `b` over an empty folder, JSON on stdout.
-fn bench(a: &str, b: &str, extra: &[&str]) -> Output {
+pub(crate) fn bench(a: &str, b: &str, extra: &[&str]) -> Output {
     let dir = temp_dir();
     let sets = written(dir.path(), "timing.sets", ONE_SET);
     let tree = dir.path().join("tree");
@@ -27,7 +27,7 @@ fn bench(a: &str, b: &str, extra: &[&str]) -> Output {
     run(args)
 }
 
-fn row(report: &serde_json::Value) -> &serde_json::Value {
+pub(crate) fn row(report: &serde_json::Value) -> &serde_json::Value {
     &report["trees"][0]["rows"][0]
 }
 

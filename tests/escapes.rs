@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::util::{as_root, eqcheck, run, set_mode, temp_dir};
+use crate::util::{as_root, eqcheck, run, set_mode, skip_unless, temp_dir, Capability};
 
 /// One way a program leaves a process behind, as a line of shell that starts
 /// `CHILD` (a quoted shell script) in the background.
@@ -102,6 +102,10 @@ fn two_sets(dir: &Path) -> String {
 
 #[test]
 fn what_an_arm_starts_outside_its_group_ends_with_it_and_changes_no_verdict() {
+    if skip_unless(Capability::Program("setsid")) || skip_unless(Capability::Program("nohup")) {
+        return;
+    }
+    // As root the arms run as uid 65534 unless `--as-root` says otherwise.
     let users: [&[&str]; 2] = [&[], as_root()];
     let mut failures = Vec::new();
     for (name, escape) in ESCAPES {
@@ -145,6 +149,9 @@ fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
 
 #[test]
 fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folders() {
+    if skip_unless(Capability::Program("setsid")) {
+        return;
+    }
     let notes = Notes::new();
     let arm = notes.arm("setsid sh -c CHILD &\nsleep 60", 0.0, 1.5);
     let tmp = temp_dir();

@@ -130,6 +130,11 @@ struct SubjectArgs {
     /// Seconds an arm may run before its process group is killed. [default: 60]
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    /// The most an arm may write to stdout, and to stderr: bytes, or a number with
+    /// K, M or G (1024-based), at most 1024G. Past it the arm is killed and its
+    /// case is an error. [default: 4G]
+    #[arg(long, value_name = "SIZE")]
+    max_output: Option<String>,
     /// When eqcheck runs as root, run the arms as this user (default: uid/gid 65534).
     #[arg(long, value_name = "NAME|UID", conflicts_with = "as_root")]
     as_user: Option<String>,
@@ -395,6 +400,7 @@ fn given(args: &SubjectArgs) -> Layer {
             .map(|t| Given::flag("--tree", t.clone()))
             .collect(),
         timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
+        max_output: text("--max-output", &args.max_output),
         runs: None,
         jobs: None,
         guard: args

@@ -12,6 +12,10 @@ use super::keeper::{Launcher, Request};
 use crate::cleanup;
 use crate::outcome::ArmStatus;
 
+/// `--max-output` when neither the command line nor eqcheck.toml says: 4 GiB per
+/// stream, far past any walk's listing, and short of filling a CI machine's disk.
+pub const DEFAULT_MAX_OUTPUT: u64 = 4 << 30;
+
 /// Who the arms run as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArmUser {
@@ -49,6 +53,8 @@ pub struct ArmEnvironment {
     pub vars: Vec<(OsString, OsString)>,
     pub user: ArmUser,
     pub timeout: Duration,
+    /// The most the arm may write to each of stdout and stderr, in bytes.
+    pub max_output: u64,
 }
 
 impl ArmEnvironment {
@@ -76,6 +82,7 @@ impl ArmEnvironment {
             vars,
             user,
             timeout,
+            max_output: DEFAULT_MAX_OUTPUT,
         }
     }
 }
@@ -106,6 +113,7 @@ impl ArmEnvironment {
             vars,
             user: self.user.clone(),
             timeout: self.timeout,
+            max_output: self.max_output,
         }
     }
 }
@@ -232,6 +240,7 @@ pub fn request(
             _ => None,
         },
         timeout_ms: env.timeout.as_millis().min(u64::MAX as u128) as u64,
+        max_output: Some(env.max_output),
     }
 }
 

@@ -20,6 +20,8 @@ use crate::outcome::Host;
 
 /// The longest `--version` may take; the arm's own timeout when shorter.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most a `--version` run may print.
+const VERSION_OUTPUT: u64 = 1 << 20;
 
 /// A program file as the reports name it, read once: its size, its sha256 and the
 /// architecture its header names.
@@ -153,6 +155,8 @@ pub fn version(arm: &Arm, timeout: Duration, launcher: &Launcher, dir: &Path) ->
         stderr: dir.join("version.err"),
         user: None,
         timeout_ms: timeout.min(VERSION_TIMEOUT).as_millis() as u64,
+        // A line is all that is read of it.
+        max_output: Some(VERSION_OUTPUT),
     };
     let cost = launcher.run(&request, &super::exec::ArmUser::Root);
     if cost.status != (ArmStatus::Exited { code: 0 }) {

@@ -63,6 +63,8 @@ pub struct Matrix {
     pub warnings: Vec<String>,
     pub jobs: usize,
     pub timeout: Duration,
+    /// The most an arm may write to each of its streams, in bytes.
+    pub max_output: u64,
     pub user: ArmUser,
     /// How closely trees are guarded while the arms run; `None` turns the guard off.
     pub guard: Option<fingerprint::Depth>,
@@ -139,6 +141,7 @@ pub(crate) fn prepare(matrix: &Matrix) -> Result<Prepared, MatrixError> {
     let candidate = scratch.reachable_arm(&matrix.candidate, &matrix.user)?;
     scratch.open_to_arms(&matrix.user)?;
     let mut env = ArmEnvironment::pinned(matrix.user.clone(), matrix.timeout);
+    env.max_output = matrix.max_output;
     env.set(matrix.flag_sets.env.iter().chain(&matrix.env));
     pin_umask();
     Ok(Prepared {

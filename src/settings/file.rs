@@ -15,6 +15,7 @@
 //! sets = "sizes,depth"
 //! trees = ["basic", "fixtures/web"]
 //! timeout = 30                     # seconds
+//! max_output = "4G"                # per stream; or a number of bytes
 //! runs = 2
 //! jobs = 4
 //! guard = "content"                # metadata, content or off
@@ -77,6 +78,7 @@ struct Written {
     sets: Option<Spanned<String>>,
     trees: Option<Vec<Spanned<String>>>,
     timeout: Option<Spanned<f64>>,
+    max_output: Option<Spanned<Size>>,
     runs: Option<Spanned<usize>>,
     jobs: Option<Spanned<usize>>,
     guard: Option<Spanned<Guard>>,
@@ -104,6 +106,14 @@ struct WrittenBuild {
 enum UserName {
     Name(String),
     Uid(u32),
+}
+
+/// `max_output`: a size as `--max-output` takes it, or a number of bytes.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "expected a size (\"4G\") or a number of bytes")]
+enum Size {
+    Text(String),
+    Bytes(u64),
 }
 
 /// The config a run uses: the file `--config` names, else `eqcheck.toml` in the
@@ -161,6 +171,13 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         cand_runner: written.cand_runner.map(given("cand_runner")),
         same_runner: (written.same_runner).map(|v| spanned(path, text, "same_runner", v)),
         timeout: written.timeout.map(|v| spanned(path, text, "timeout", v)),
+        max_output: written.max_output.map(|size| Given {
+            origin: place(path, text, "max_output", size.span()),
+            value: match size.into_inner() {
+                Size::Text(text) => text,
+                Size::Bytes(bytes) => bytes.to_string(),
+            },
+        }),
         runs: written.runs.map(|v| spanned(path, text, "runs", v)),
         jobs: written.jobs.map(|v| spanned(path, text, "jobs", v)),
         guard: written.guard.map(|v| spanned(path, text, "guard", v)),

@@ -121,6 +121,9 @@ pub struct Layer {
     pub trees: Vec<Given<String>>,
     /// Seconds, as written; checked when resolved.
     pub timeout: Option<Given<f64>>,
+    /// The most an arm may write to each stream, as written (`4G`); checked when
+    /// resolved.
+    pub max_output: Option<Given<String>>,
     pub runs: Option<Given<usize>>,
     pub jobs: Option<Given<usize>>,
     pub guard: Option<Given<Guard>>,
@@ -195,6 +198,7 @@ pub fn merge(given: Layer, file: Layer, mode: RunMode) -> Layer {
             given.trees
         },
         timeout: given.timeout.or(file.timeout),
+        max_output: given.max_output.or(file.max_output),
         runs: given.runs.or(file.runs),
         jobs: given.jobs.or(file.jobs),
         guard: given.guard.or(file.guard),

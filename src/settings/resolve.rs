@@ -16,6 +16,7 @@ use super::{user, Given, Guard, Layer, Origin, RunMode};
 use crate::fixtures::{self, fingerprint};
 use crate::flagset;
 use crate::matrix::arm::{self, Arm, Runner};
+use crate::matrix::exec::DEFAULT_MAX_OUTPUT;
 use crate::matrix::{Matrix, TreeSource};
 use crate::outcome::Partition;
 
@@ -137,6 +138,7 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
             .timeout
             .as_ref()
             .map_or(Ok(DEFAULT_TIMEOUT), timeout)?,
+        max_output: (options.max_output.as_ref()).map_or(Ok(DEFAULT_MAX_OUTPUT), max_output)?,
         user,
         guard: match options.guard.as_ref().map_or(Guard::default(), |g| g.value) {
             Guard::Metadata => Some(fingerprint::Depth::Metadata),
@@ -426,6 +428,15 @@ fn count_within(count: &Given<usize>, max: usize, why: String) -> Result<usize, 
             count,
             format!("must be from 1 to {max}{why}, not {n}"),
         )),
+    }
+}
+
+/// A size as the tree specs write one (`4G`), more than 0 and at most 1 TiB.
+fn max_output(size: &Given<String>) -> Result<u64, SettingsError> {
+    match fixtures::spec::parse_size(size.value.trim()) {
+        Ok(0) => Err(SettingsError::at(size, "must be more than 0 bytes".into())),
+        Ok(bytes) => Ok(bytes),
+        Err(message) => Err(SettingsError::at(size, message)),
     }
 }
 

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::exec::{self, ArmUser};
-use crate::outcome::ArmStatus;
+use crate::outcome::{ArmStatus, Output};
 
 #[cfg(unix)]
 pub use serve::{serve, KEEPER_ARGUMENT};
@@ -91,6 +91,8 @@ pub struct Request {
     /// Who the run is, when not eqcheck's own user: uid and gid.
     pub user: Option<(u32, u32)>,
     pub timeout_ms: u64,
+    /// The most the run may write to each of its streams, in bytes; none: no cap.
+    pub max_output: Option<u64>,
 }
 
 impl Request {
@@ -119,6 +121,10 @@ impl Request {
             None => ArmUser::Root,
         };
         exec::prepare_arm_process(&mut command, &self.argv0, &user);
+        #[cfg(unix)]
+        if let Some(cap) = self.max_output {
+            unix::limit_file_size(&mut command, cap);
+        }
         Ok(command)
     }
 
@@ -131,6 +137,66 @@ impl Request {
         self.argv
             .first()
             .map_or_else(String::new, |p| p.to_string_lossy().into_owned())
+    }
+}
+
+/// How often a capped run's output files are looked at while it runs: on Windows,
+/// which has no file size limit per process, to stop the run at all; on Unix, where
+/// the limit stops only the process that wrote past it, to kill the rest.
+const CAP_POLL: Duration = Duration::from_millis(50);
+
+/// The most a run may write to each of its two output files.
+#[derive(Debug)]
+pub struct Cap {
+    pub bytes: u64,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+impl Cap {
+    pub(super) fn of(request: &Request) -> Option<Cap> {
+        Some(Cap {
+            bytes: request.max_output?,
+            stdout: request.stdout.clone(),
+            stderr: request.stderr.clone(),
+        })
+    }
+
+    /// The first stream whose file is past the cap.
+    fn passed_by(&self) -> Option<Output> {
+        let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
+        [
+            (Output::Stdout, &self.stdout),
+            (Output::Stderr, &self.stderr),
+        ]
+        .into_iter()
+        .find(|(_, path)| size(path) > self.bytes)
+        .map(|(stream, _)| stream)
+    }
+
+    pub(super) fn passed(&self) -> bool {
+        self.passed_by().is_some()
+    }
+
+    /// The one decision on a finished run's output size: a stream past the cap
+    /// makes the run an error that says so, whatever else it did (the cap stopped
+    /// it, with SIGXFSZ or a failed write, or Windows ended its job), and the file
+    /// is cut back to the cap, so nothing larger stays on disk.
+    fn judge(&self, status: ArmStatus) -> ArmStatus {
+        let Some(stream) = self.passed_by() else {
+            return status;
+        };
+        let path = match stream {
+            Output::Stdout => &self.stdout,
+            Output::Stderr => &self.stderr,
+        };
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).open(path) {
+            let _ = file.set_len(self.bytes);
+        }
+        ArmStatus::OutputCapped {
+            stream,
+            cap_bytes: self.bytes,
+        }
     }
 }
 
@@ -155,6 +221,14 @@ impl Launcher {
     /// Makes one run and says what it cost; `user` words the hint of a run that
     /// could not start.
     pub fn run(&self, request: &Request, user: &ArmUser) -> Cost {
+        let mut cost = self.launch(request, user);
+        if let Some(cap) = Cap::of(request) {
+            cost.status = cap.judge(cost.status);
+        }
+        cost
+    }
+
+    fn launch(&self, request: &Request, user: &ArmUser) -> Cost {
         #[cfg(unix)]
         {
             let idle = || self.idle.lock().unwrap_or_else(|p| p.into_inner());
@@ -174,14 +248,17 @@ impl Launcher {
         }
         #[cfg(windows)]
         {
-            let command = match request.command() {
+            let mut command = match request.command() {
                 Ok(command) => command,
                 Err(err) => {
                     return Cost::failed(format!("cannot open the run's output files: {err}"))
                 }
             };
-            match measure(command, request.timeout()) {
-                Ok(cost) => cost,
+            let started = Instant::now();
+            match command.spawn() {
+                Ok(child) => {
+                    windows::wait(child, started, request.timeout(), Cap::of(request).as_ref())
+                }
                 Err(err) => {
                     let hint = exec::spawn_hint(&err, user);
                     Cost::failed(format!("{}: {err}{hint}", request.program()))
@@ -206,5 +283,37 @@ impl Launcher {
 pub fn measure(mut command: Command, timeout: Duration) -> io::Result<Cost> {
     let started = Instant::now();
     let child = command.spawn()?;
-    Ok(platform::wait(child, started, timeout))
+    #[cfg(unix)]
+    return Ok(platform::wait(child, started, timeout));
+    #[cfg(windows)]
+    return Ok(platform::wait(child, started, timeout, None));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_past_the_cap_errs_the_run_and_is_cut_back_to_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let cap = Cap {
+            bytes: 10,
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+        };
+        let exited = ArmStatus::Exited { code: 0 };
+        std::fs::write(&cap.stdout, [b'y'; 10]).unwrap();
+        std::fs::write(&cap.stderr, b"").unwrap();
+        assert_eq!(cap.judge(exited.clone()), exited, "exactly the cap is fine");
+        std::fs::write(&cap.stderr, [b'y'; 11]).unwrap();
+        let signaled = ArmStatus::Signaled { signal: 25 };
+        assert_eq!(
+            cap.judge(signaled),
+            ArmStatus::OutputCapped {
+                stream: Output::Stderr,
+                cap_bytes: 10
+            }
+        );
+        assert_eq!(std::fs::metadata(&cap.stderr).unwrap().len(), 10);
+    }
 }

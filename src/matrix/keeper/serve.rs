@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{unix, Cost, Request};
+use super::{unix, Cap, Cost, Request, CAP_POLL};
 use crate::outcome::ArmStatus;
 
 /// The first argument that makes eqcheck's binary a keeper; not a subcommand
@@ -119,7 +119,7 @@ impl Keeper {
             let reaped = unix::wait4(pid);
             let _ = reaping.send(Event::Reaped(reaped, started.elapsed()));
         });
-        let (reaped, wall, timed_out) = self.wait(pid, started, request.timeout());
+        let (reaped, wall, timed_out) = self.wait(pid, started, request);
         // Reaped by wait4: the Child must not be waited for again.
         drop(child);
         // Whatever the run left (in its group, or escaped from it) would go on
@@ -133,25 +133,20 @@ impl Keeper {
     }
 
     /// Waits for the run's first process to be reaped, killing its group when the
-    /// timeout passes (then the timeout is returned) or stdin closes.
-    fn wait(
-        &mut self,
-        pid: u32,
-        started: Instant,
-        timeout: Duration,
-    ) -> (io::Result<(i32, libc::rusage)>, Duration, Option<Duration>) {
+    /// timeout passes (then the timeout is returned), when stdin closes, or when an
+    /// output file passes the cap: the file size limit stops only the process that
+    /// wrote past it, and the rest of the run is killed with it.
+    fn wait(&mut self, pid: u32, started: Instant, request: &Request) -> Waited {
         // A timeout too far off to be an instant is no timeout.
-        let mut deadline = started.checked_add(timeout);
+        let mut deadline = started.checked_add(request.timeout());
+        let mut cap = Cap::of(request);
         let mut timed_out = None;
         loop {
-            let event = match deadline {
-                Some(at) => {
-                    (self.received).recv_timeout(at.saturating_duration_since(Instant::now()))
-                }
-                None => self
-                    .received
-                    .recv()
-                    .map_err(|_| RecvTimeoutError::Disconnected),
+            let poll = cap.as_ref().map(|_| CAP_POLL);
+            let wait = deadline.map(|at| at.saturating_duration_since(Instant::now()));
+            let event = match wait.into_iter().chain(poll).min() {
+                Some(slice) => self.received.recv_timeout(slice),
+                None => (self.received.recv()).map_err(|_| RecvTimeoutError::Disconnected),
             };
             match event {
                 Ok(Event::Reaped(reaped, wall)) => return (reaped, wall, timed_out),
@@ -161,15 +156,27 @@ impl Keeper {
                     crate::cleanup::kill_group(pid);
                     deadline = None;
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    timed_out = Some(timeout);
+                Err(RecvTimeoutError::Timeout)
+                    if deadline.is_some_and(|at| Instant::now() >= at) =>
+                {
+                    timed_out = Some(request.timeout());
                     crate::cleanup::kill_group(pid);
                     deadline = None;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if cap.as_ref().is_some_and(Cap::passed) {
+                        crate::cleanup::kill_group(pid);
+                        cap = None;
+                    }
                 }
             }
         }
     }
 }
+
+/// The run's status, resource use and wall time from `wait4`, and its timeout
+/// when that passed.
+type Waited = (io::Result<(i32, libc::rusage)>, Duration, Option<Duration>);
 
 fn not_started(err: &io::Error, what: &str) -> Reply {
     Reply::NotStarted {

@@ -38,6 +38,24 @@ pub fn wait(child: std::process::Child, started: Instant, timeout: Duration) -> 
     }
 }
 
+/// The run may write no file past `cap` bytes but one: the byte past the cap
+/// stops it (SIGXFSZ, or a failed write where it ignores that signal), and the one
+/// byte more tells a run that passed the cap from one that wrote exactly that much.
+/// The limit holds for everything the run starts, which cannot raise it again.
+pub(super) fn limit_file_size(command: &mut std::process::Command, cap: u64) {
+    use std::os::unix::process::CommandExt;
+    let limit = rustix::process::Rlimit {
+        current: Some(cap.saturating_add(1)),
+        maximum: Some(cap.saturating_add(1)),
+    };
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent's.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::setrlimit(rustix::process::Resource::Fsize, limit).map_err(Into::into)
+        });
+    }
+}
+
 /// What a reaped run cost, from `wait4`'s status and resource use; a run whose
 /// `timeout` passed is timed out, whatever its status says.
 pub(super) fn cost_of(

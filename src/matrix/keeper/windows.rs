@@ -15,7 +15,7 @@ use windows_sys::Win32::System::JobObjects::{
 };
 use windows_sys::Win32::System::Threading::WaitForSingleObject;
 
-use super::Cost;
+use super::{Cap, Cost, CAP_POLL};
 use crate::outcome::ArmStatus;
 
 /// Closes the job when the run is over, which also ends what is left in it.
@@ -31,9 +31,15 @@ impl Drop for Job {
     }
 }
 
-/// The child is put in a fresh job as soon as it exists (a process it starts
-/// in that instant escapes the accounting), waited for, and the job asked.
-pub fn wait(mut child: std::process::Child, started: Instant, timeout: Duration) -> Cost {
+/// The child is put in a fresh job as soon as it exists (a process it starts in
+/// that instant escapes the job), waited for, and the job asked; with `cap`, the
+/// job is ended as soon as either output file is past it.
+pub fn wait(
+    mut child: std::process::Child,
+    started: Instant,
+    timeout: Duration,
+    cap: Option<&Cap>,
+) -> Cost {
     // SAFETY: no name and no security attributes: a fresh anonymous job.
     let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
     let job = (!handle.is_null()).then_some(Job(handle));
@@ -45,10 +51,9 @@ pub fn wait(mut child: std::process::Child, started: Instant, timeout: Duration)
         // SAFETY: both handles are live; a failure only loses the accounting.
         unsafe { AssignProcessToJobObject(job.0, process) };
     }
-    let millis = timeout.as_millis().min(u32::MAX as u128 - 1) as u32;
-    // SAFETY: the process handle is live while `child` is.
-    let timed_out = unsafe { WaitForSingleObject(process, millis) } == WAIT_TIMEOUT;
-    if timed_out {
+    let ended = wait_or_stop(process, started, timeout, cap);
+    let timed_out = ended == Ended::TimedOut;
+    if ended != Ended::Exited {
         if let Some(job) = &job {
             // SAFETY: a live job handle.
             unsafe { TerminateJobObject(job.0, 1) };
@@ -73,6 +78,36 @@ pub fn wait(mut child: std::process::Child, started: Instant, timeout: Duration)
         user,
         system,
         peak_bytes,
+    }
+}
+
+/// How the wait for a run ended.
+#[derive(PartialEq, Eq)]
+enum Ended {
+    Exited,
+    TimedOut,
+    /// An output file passed the cap: the decision is made from the files.
+    PastCap,
+}
+
+fn wait_or_stop(process: HANDLE, started: Instant, timeout: Duration, cap: Option<&Cap>) -> Ended {
+    loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        let slice = match cap {
+            Some(_) => left.min(CAP_POLL),
+            None => left,
+        };
+        let millis = slice.as_millis().min(u32::MAX as u128 - 1) as u32;
+        // SAFETY: the process handle is live while the caller's child is.
+        if unsafe { WaitForSingleObject(process, millis) } != WAIT_TIMEOUT {
+            return Ended::Exited;
+        }
+        if cap.is_some_and(Cap::passed) {
+            return Ended::PastCap;
+        }
+        if started.elapsed() >= timeout {
+            return Ended::TimedOut;
+        }
     }
 }
 
