@@ -147,22 +147,20 @@ fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folders() {
-    if skip_unless(Capability::Program("setsid")) {
-        return;
-    }
-    let notes = Notes::new();
+/// eqcheck started in the background on a case whose arms each leave a child in a
+/// session of its own that writes late, once both children run: the process, its
+/// temp folder, and where its stderr goes.
+fn started_with_escapes(notes: &Notes) -> (std::process::Child, tempfile::TempDir, PathBuf) {
     let arm = notes.arm("setsid sh -c CHILD &\nsleep 60", 0.0, 1.5);
     let tmp = temp_dir();
-    let logs = temp_dir();
-    let mut child = std::process::Command::new(eqcheck())
+    let err = notes.dir.path().join("eqcheck.err");
+    let child = std::process::Command::new(eqcheck())
         .args(["--ref", &arm, "--cand", &arm, "--tree", "basic", "--sets"])
         .arg(two_sets(notes.dir.path()))
         .args(["-j", "2"])
         .env("TMPDIR", tmp.path())
-        .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
-        .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let start = Instant::now();
@@ -170,26 +168,71 @@ fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folde
         assert!(start.elapsed() < Duration::from_secs(60), "no arm started");
         std::thread::sleep(Duration::from_millis(20));
     }
+    (child, tmp, err)
+}
+
+fn signal(child: &std::process::Child, name: &str) {
     let sent = std::process::Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
+        .args([format!("-{name}"), child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let listed = std::fs::read_dir(dir).unwrap().flatten();
+    listed.map(|e| e.path()).collect()
+}
+
+#[test]
+fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folders() {
+    if skip_unless(Capability::Program("setsid")) {
+        return;
+    }
+    let notes = Notes::new();
+    let (mut child, tmp, err) = started_with_escapes(&notes);
+    signal(&child, "HUP");
     let status = child.wait().unwrap();
-    let said = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
+    let said = std::fs::read_to_string(err).unwrap_or_default();
     assert_eq!(status.code(), Some(129), "{said}");
     assert_eq!(notes.running(), Vec::<u32>::new(), "left running\n{said}");
-    let in_tmp = || std::fs::read_dir(tmp.path()).unwrap().count();
-    let entries: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(entries, Vec::<PathBuf>::new(), "temp folders left\n{said}");
+    assert_eq!(
+        entries(tmp.path()),
+        Vec::<PathBuf>::new(),
+        "temp folders left\n{said}"
+    );
     std::thread::sleep(Duration::from_secs(2));
     assert!(
         !notes.late().exists(),
         "an escaped child wrote late\n{said}"
     );
-    assert_eq!(in_tmp(), 0, "something made a folder after the end\n{said}");
+    assert_eq!(
+        entries(tmp.path()),
+        Vec::<PathBuf>::new(),
+        "made again after the end\n{said}"
+    );
+}
+
+/// SIGKILL leaves eqcheck no time to clean up (its temp folder stays), but the
+/// keepers see their stdin close and end their runs.
+#[test]
+fn a_killed_eqcheck_leaves_no_arm_running() {
+    if skip_unless(Capability::Program("setsid")) {
+        return;
+    }
+    let notes = Notes::new();
+    let (mut child, _tmp, _err) = started_with_escapes(&notes);
+    signal(&child, "KILL");
+    child.wait().unwrap();
+    let start = Instant::now();
+    while !notes.running().is_empty() {
+        let left = notes.running();
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{left:?} still run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!notes.late().exists(), "an escaped child wrote late");
 }
