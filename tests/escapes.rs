@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::util::{as_root, eqcheck, run, set_mode, skip_unless, temp_dir, Capability};
+use crate::util::{as_root, eqcheck, set_mode, skip_unless, temp_dir, Capability, Cmd};
 
 /// One way a program leaves a process behind, as a line of shell that starts
 /// `CHILD` (a quoted shell script) in the background.
@@ -35,7 +35,10 @@ impl Notes {
     fn new() -> Notes {
         let dir = temp_dir();
         set_mode(dir.path(), 0o777);
-        Notes { dir }
+        let notes = Notes { dir };
+        std::fs::write(notes.pids(), "").unwrap();
+        set_mode(&notes.pids(), 0o666);
+        notes
     }
 
     fn pids(&self) -> PathBuf {
@@ -49,16 +52,19 @@ impl Notes {
     /// The arm's program: after `pause` seconds it prints what an earlier run
     /// left in its HOME, then leaves a child behind `escape`'s way that notes its
     /// pid, waits `linger` seconds, then writes into HOME (the path the next run
-    /// of the case gets as its own) and notes that it did; the arm ends a moment
-    /// after it started the child.
-    fn arm(&self, escape: &str, pause: f64, linger: f64) -> String {
+    /// of the case gets as its own) and notes that it did; once the child has
+    /// noted its pid, the arm runs `then` and ends.
+    fn arm(&self, escape: &str, pause: f64, linger: f64, then: &str) -> String {
         let child = format!(
             "echo $$ >> {pids}; sleep {linger}; echo evil > \"$HOME/evil.conf\"; echo $$ >> {late}",
             pids = self.pids().display(),
             late = self.late().display(),
         );
+        let pids = shell_words::quote(&self.pids().to_string_lossy()).into_owned();
+        let noted = format!("$(wc -l < {pids})");
         let script = format!(
-            "#!/bin/sh\nsleep {pause}\ncat \"$HOME/evil.conf\" 2>/dev/null\n{}\nsleep 0.1\necho done\n",
+            "#!/bin/sh\nsleep {pause}\ncat \"$HOME/evil.conf\" 2>/dev/null\nn={noted}\n{}\n\
+             while [ {noted} -le $n ]; do sleep 0.01; done\n{then}\necho done\n",
             escape.replace("CHILD", &shell_words::quote(&child))
         );
         let path = self.dir.path().join("arm.sh");
@@ -74,6 +80,12 @@ impl Notes {
             .filter_map(|p| p.parse().ok())
             .filter(|pid| runs(*pid))
             .collect()
+    }
+
+    /// How many children wrote into HOME (while their arm ran, a child may).
+    fn writes(&self) -> usize {
+        let late = std::fs::read_to_string(self.late()).unwrap_or_default();
+        late.lines().count()
     }
 
     fn noted(&self) -> usize {
@@ -121,12 +133,16 @@ fn what_an_arm_starts_outside_its_group_ends_with_it_and_changes_no_verdict() {
 /// Two cases of an arm that leaves a child `escape`'s way, as `user` flags say.
 fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
     let notes = Notes::new();
-    let arm = notes.arm(escape, 0.3, 0.2);
+    let arm = notes.arm(escape, 0.3, 0.2, "");
     let sets = two_sets(notes.dir.path());
     let mut args = vec!["--ref", &arm, "--cand", &arm, "--tree", "basic"];
     args.extend(["--sets", &sets, "-j", "1"]);
     args.extend(user.iter());
-    let out = run(&args);
+    // Each arm's `--version` runs in eqcheck's own environment: its HOME too.
+    let out = Cmd::new(eqcheck())
+        .args(&args)
+        .env("HOME", notes.dir.path())
+        .output();
     // The reference's child would write into the candidate's HOME while the
     // candidate pauses, and the candidate would print it.
     if out.code != Some(0) {
@@ -140,9 +156,10 @@ fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
     if !left.is_empty() {
         return Err(format!("{left:?} still run after eqcheck ended\n{out}"));
     }
+    let before = notes.writes();
     std::thread::sleep(Duration::from_millis(400));
-    if notes.late().exists() {
-        return Err(format!("a child wrote after its arm ended\n{out}"));
+    if notes.writes() != before {
+        return Err(format!("a child wrote after eqcheck ended\n{out}"));
     }
     Ok(())
 }
@@ -151,7 +168,7 @@ fn escape_ends_with_its_arm(escape: &str, user: &[&str]) -> Result<(), String> {
 /// session of its own that writes late, once both children run: the process, its
 /// temp folder, and where its stderr goes.
 fn started_with_escapes(notes: &Notes) -> (std::process::Child, tempfile::TempDir, PathBuf) {
-    let arm = notes.arm("setsid sh -c CHILD &\nsleep 60", 0.0, 1.5);
+    let arm = notes.arm("setsid sh -c CHILD &", 0.0, 1.5, "sleep 60");
     let tmp = temp_dir();
     let err = notes.dir.path().join("eqcheck.err");
     let child = std::process::Command::new(eqcheck())
@@ -159,6 +176,7 @@ fn started_with_escapes(notes: &Notes) -> (std::process::Child, tempfile::TempDi
         .arg(two_sets(notes.dir.path()))
         .args(["-j", "2"])
         .env("TMPDIR", tmp.path())
+        .env("HOME", notes.dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
@@ -201,10 +219,12 @@ fn an_interrupt_ends_what_an_arm_started_outside_its_group_before_removing_folde
         Vec::<PathBuf>::new(),
         "temp folders left\n{said}"
     );
+    let before = notes.writes();
     std::thread::sleep(Duration::from_secs(2));
-    assert!(
-        !notes.late().exists(),
-        "an escaped child wrote late\n{said}"
+    assert_eq!(
+        notes.writes(),
+        before,
+        "a child wrote after the end\n{said}"
     );
     assert_eq!(
         entries(tmp.path()),
@@ -233,6 +253,7 @@ fn a_killed_eqcheck_leaves_no_arm_running() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let before = notes.writes();
     std::thread::sleep(Duration::from_secs(2));
-    assert!(!notes.late().exists(), "an escaped child wrote late");
+    assert_eq!(notes.writes(), before, "a child wrote after the end");
 }
