@@ -15,6 +15,7 @@ pub mod cli;
 pub mod exit;
 pub mod fixtures;
 pub mod flagset;
+pub mod fsimage;
 pub mod matrix;
 pub mod merge;
 pub mod normalize;

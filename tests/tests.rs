@@ -15,6 +15,7 @@ mod guard;
 mod guide;
 mod hardening;
 mod identity;
+mod images;
 mod probe;
 mod project;
 mod ref_rev;

@@ -258,7 +258,23 @@ enum TreesCommand {
         name: String,
         #[arg(long, value_name = "DIR")]
         into: PathBuf,
+        /// Build it onto a fresh image of this file system, mounted inside DIR
+        /// (Linux, as root); prints the tree's root. `trees unmount DIR` undoes it.
+        #[arg(long, value_name = "FS", value_parser = parse_one_fs)]
+        fs: Option<crate::fsimage::FileSystem>,
     },
+    /// Unmount and remove what `trees build --fs` made in DIR.
+    Unmount { dir: PathBuf },
+}
+
+/// One file system by name (`all` is for runs, not for one build).
+fn parse_one_fs(word: &str) -> Result<crate::fsimage::FileSystem, String> {
+    crate::fsimage::FileSystem::named(word).ok_or_else(|| {
+        format!(
+            "unknown file system `{word}` (known: {})",
+            crate::fsimage::FileSystem::names().trim_end_matches(", all")
+        )
+    })
 }
 
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
@@ -421,15 +437,52 @@ fn trees(command: TreesCommand) -> Result<u8, Failure> {
             let spec = crate::fixtures::spec_named(&name).map_err(Failure::usage)?;
             crate::fixtures::write_show(&spec, &mut text).map_err(Failure::harness)?
         }
-        TreesCommand::Build { name, into } => {
+        TreesCommand::Build {
+            name,
+            into,
+            fs: Some(fs),
+        } if fs.is_image() => {
+            let root = build_on_image(&name, &into, fs)?;
+            writeln!(text, "{}", root.display()).map_err(Failure::harness)?;
+        }
+        TreesCommand::Build { name, into, .. } => {
             crate::fixtures::build_named(&name, &into).map_err(|err| match err.is_usage() {
                 true => Failure::usage(err),
                 false => Failure::harness(err),
             })?;
             writeln!(text, "{}", into.display()).map_err(Failure::harness)?;
         }
+        TreesCommand::Unmount { dir } => {
+            crate::fsimage::unmount_kept(&dir).map_err(fs_failure)?;
+        }
     }
     print(&text).map_err(Failure::harness)
+}
+
+/// `trees build NAME --fs FS --into DIR`: the tree on a fresh image mounted in
+/// the host's mount namespace, left mounted; its root is returned.
+fn build_on_image(
+    name: &str,
+    into: &std::path::Path,
+    fs: crate::fsimage::FileSystem,
+) -> Result<PathBuf, Failure> {
+    let spec = crate::fixtures::spec_named(name).map_err(Failure::usage)?;
+    // An interrupt mid-build unmounts and removes what was made so far.
+    crate::cleanup::on_interrupt_clean_up();
+    let mut built = crate::fsimage::OnImage::build(fs, &spec, into).map_err(fs_failure)?;
+    let mut err = std::io::stderr().lock();
+    for skip in built.skipped() {
+        let _ = writeln!(err, "eqcheck: {skip}");
+    }
+    built.keep();
+    Ok(built.root().to_path_buf())
+}
+
+fn fs_failure(err: crate::fsimage::FsError) -> Failure {
+    match err.is_usage() {
+        true => Failure::usage(err),
+        false => Failure::harness(err),
+    }
 }
 
 /// The completion script for `shell`, generated from the same definition that parses
