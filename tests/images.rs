@@ -230,4 +230,132 @@ fn unknown_and_native_file_systems_and_foreign_folders_are_refused_clearly() {
         scratch.path().exists(),
         "a folder it did not make was touched"
     );
+    let out = Cmd::new(eqcheck())
+        .args(["--tree", "basic", "--fs", "native,zfs"])
+        .output();
+    assert_eq!(out.code, Some(2), "{out}");
+    assert!(
+        lossy(&out.stderr).contains("--fs: unknown file system `zfs`"),
+        "{out}"
+    );
+    let toml = "trees = [\"basic\"]\nfs = [\"ext4\", \"zfs\"]\n";
+    std::fs::write(scratch.path().join("eqcheck.toml"), toml).unwrap();
+    let out = Cmd::new(eqcheck()).cwd(scratch.path()).output();
+    assert_eq!(out.code, Some(2), "{out}");
+    let said = lossy(&out.stderr);
+    assert!(
+        said.contains("eqcheck.toml:2:15: fs: unknown file system `zfs`"),
+        "the toml's error does not point at the word\n{out}"
+    );
+}
+
+/// The loop devices whose image file lies under `dir`.
+fn loop_devices_under(dir: &Path) -> Vec<String> {
+    let Ok(devices) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let dir = dir.display().to_string();
+    devices
+        .flatten()
+        .filter_map(|d| std::fs::read_to_string(d.path().join("loop/backing_file")).ok())
+        .filter(|file| file.trim().starts_with(&dir))
+        .collect()
+}
+
+/// `--fs` makes a tree per file system, `TREE@FS` in case ids and reports, each
+/// built on its own mount; and after the run nothing is mounted, attached or left
+/// in the temp folder.
+#[test]
+fn a_run_over_several_file_systems_names_each_and_leaves_nothing() {
+    let needs = [
+        Capability::Root,
+        Capability::FileSystemImage("ext4"),
+        Capability::FileSystemImage("tmpfs"),
+    ];
+    if needs.into_iter().any(skip_unless) {
+        return;
+    }
+    let tmp = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args([
+            "--tree",
+            "basic",
+            "--fs",
+            "native,ext4,tmpfs",
+            "--sets",
+            "sizes",
+        ])
+        .args(["--json", "-"])
+        .env("TMPDIR", tmp.path())
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    let report = crate::util::json_report(&out);
+    let trees: Vec<(String, String)> = (report["trees"].as_array().expect("trees").iter())
+        .map(|t| {
+            let name = t["name"].as_str().unwrap_or_default().to_string();
+            (
+                name,
+                t["file_system"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = trees.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["basic", "basic@ext4", "basic@tmpfs"], "{out}");
+    assert_eq!(trees[2].1, "tmpfs", "basic@tmpfs was not on a tmpfs\n{out}");
+    let cases = report["cases"].as_array().expect("cases");
+    assert!(
+        cases
+            .iter()
+            .any(|c| c["id"].as_str().unwrap_or("").starts_with("basic@ext4:")),
+        "no case id names the file system\n{out}"
+    );
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "temp folder not emptied"
+    );
+    assert_eq!(loop_devices_under(tmp.path()), Vec::<String>::new());
+}
+
+/// SIGINT and SIGTERM in the middle of a run on images unmount them, detach their
+/// loop devices and remove them, as they remove temp trees.
+#[test]
+fn an_interrupted_run_on_images_leaves_no_mount_loop_device_or_image() {
+    use crate::guard::{libc_signal, processes_mentioning, send, wait_until};
+    if [Capability::Root, Capability::FileSystemImage("ext4")]
+        .into_iter()
+        .any(skip_unless)
+    {
+        return;
+    }
+    let sleeper = crate::util::double("sleep 600");
+    for signal in [libc_signal::INT, libc_signal::TERM] {
+        let tmp = temp_dir();
+        let logs = temp_dir();
+        let mut child = std::process::Command::new(eqcheck())
+            .args(["--ref", &sleeper, "--cand", &sleeper, "--timeout", "900"])
+            .args(["--tree", "basic", "--fs", "ext4", "--sets", "sizes"])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
+            .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
+            .spawn()
+            .unwrap();
+        let marker = tmp.path().to_string_lossy().into_owned();
+        wait_until("the arms run on the image", || {
+            processes_mentioning(&format!("{marker}/eqc-run")).len() >= 2
+        });
+        assert_eq!(
+            loop_devices_under(tmp.path()).len(),
+            1,
+            "the image is attached"
+        );
+        send(child.id(), signal);
+        let status = child.wait().unwrap();
+        let said = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
+        assert_eq!(status.code(), Some(128 + signal), "{said}");
+        wait_until("the loop device detaches", || {
+            loop_devices_under(tmp.path()).is_empty()
+        });
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "signal {signal} left {left:?}\n{said}");
+    }
 }

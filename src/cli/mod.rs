@@ -107,6 +107,11 @@ struct SubjectArgs {
     /// A tree from trees/ by name, or an existing folder (never written to). Repeatable.
     #[arg(long = "tree", value_name = "NAME|PATH")]
     trees: Vec<String>,
+    /// The file systems each tree named by spec is built on, comma-separated:
+    /// native (the temp folder's; the default), ext4, ext2-nodtype, xfs, btrfs,
+    /// tmpfs, overlay, squashfs, exfat, vfat, or all. Images need Linux and root.
+    #[arg(long = "fs", value_name = "LIST")]
+    fs: Option<String>,
     /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
     /// [default: all]
     // Defaults are applied after merging eqcheck.toml, so clap must see "not given".
@@ -368,6 +373,12 @@ fn resolve_subject(
         resolve::SettingsError::OwnExe(_) => Failure::harness(err),
         _ => Failure::usage(err),
     })?;
+    let images =
+        (matrix.trees.iter()).any(|tree| matches!(tree, crate::matrix::TreeSource::Image { .. }));
+    if images {
+        // Before anything starts a thread: the namespace is the whole process's.
+        crate::fsimage::enter_private_namespace().map_err(Failure::harness)?;
+    }
     let to_build = built::locate(&matrix)?;
     Ok(Resolved {
         matrix,
@@ -410,6 +421,7 @@ fn given(args: &SubjectArgs) -> Layer {
         trees: (args.trees.iter())
             .map(|t| Given::flag("--tree", t.clone()))
             .collect(),
+        fs: text("--fs", &args.fs).into_iter().collect(),
         timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
         runs: None,
         jobs: None,

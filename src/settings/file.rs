@@ -1,4 +1,4 @@
-//! The project config, `eqcheck.toml`: the arms, flag sets, trees, timeout, runs,
+//! The project config, `eqcheck.toml`: the arms, flag sets, trees, file systems, timeout, runs,
 //! jobs, guard, user, argv[0] and environment a project keeps for testing its own
 //! walker, so that `eqcheck --tree web/ --sets all` in its folder runs them. This
 //! file owns finding it (in the working folder only, never a parent, unless
@@ -14,6 +14,7 @@
 //! flagsets = "ci/du.sets"          # a built-in name, or a path from this file's folder
 //! sets = "sizes,depth"
 //! trees = ["basic", "fixtures/web"]
+//! fs = ["native", "ext4"]          # file systems spec trees are built on (as --fs)
 //! timeout = 30                     # seconds
 //! runs = 2
 //! jobs = 4
@@ -76,6 +77,7 @@ struct Written {
     flagsets: Option<Spanned<String>>,
     sets: Option<Spanned<String>>,
     trees: Option<Vec<Spanned<String>>>,
+    fs: Option<Vec<Spanned<String>>>,
     timeout: Option<Spanned<f64>>,
     runs: Option<Spanned<usize>>,
     jobs: Option<Spanned<usize>>,
@@ -155,6 +157,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         flagsets: written.flagsets.map(given("flagsets")),
         trees: (written.trees.into_iter().flatten())
             .map(given("trees"))
+            .collect(),
+        fs: (written.fs.into_iter().flatten())
+            .map(given("fs"))
             .collect(),
         argv0: written.argv0.map(given("argv0")),
         ref_runner: written.ref_runner.map(given("ref_runner")),
