@@ -16,6 +16,7 @@ pub mod cli;
 pub mod exit;
 pub mod fixtures;
 pub mod flagset;
+pub mod fsimage;
 pub mod matrix;
 pub mod merge;
 pub mod normalize;

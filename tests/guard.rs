@@ -229,7 +229,7 @@ fn with_the_guard_off_an_edited_tree_goes_unnoticed() {
 }
 
 /// Every process whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
+pub(crate) fn processes_mentioning(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
@@ -242,7 +242,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
     found
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(
@@ -366,14 +366,14 @@ fn an_interrupted_run_exits_even_when_nobody_reads_its_stderr_any_more() {
 }
 
 /// The signals a user, a closing terminal or a CI system sends to stop a run.
-mod libc_signal {
+pub(crate) mod libc_signal {
     pub const HUP: i32 = 1;
     pub const INT: i32 = 2;
     pub const QUIT: i32 = 3;
     pub const TERM: i32 = 15;
 }
 
-fn send(pid: u32, signal: i32) {
+pub(crate) fn send(pid: u32, signal: i32) {
     let out = Cmd::new("kill")
         .args([format!("-{signal}"), pid.to_string()])
         .output();

@@ -16,6 +16,7 @@ mod guard;
 mod guide;
 mod hardening;
 mod identity;
+mod images;
 mod output_cap;
 mod probe;
 mod project;

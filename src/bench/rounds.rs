@@ -62,7 +62,7 @@ pub(super) fn bench_tree(
     source: &TreeSource,
     dir: &Path,
 ) -> Result<BenchTree, MatrixError> {
-    let tree = matrix::open_tree(source)?;
+    let tree = matrix::open_tree(source, &dir.with_extension("image"))?;
     let (fingerprint, watch) = matrix::fingerprint_and_watch(&tree.root, bench.matrix.guard);
     std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
     let mut rows = plan_rows(bench, &tree, dir)?;

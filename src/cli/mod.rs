@@ -107,6 +107,11 @@ struct SubjectArgs {
     /// A tree from trees/ by name, or an existing folder (never written to). Repeatable.
     #[arg(long = "tree", value_name = "NAME|PATH")]
     trees: Vec<String>,
+    /// The file systems each tree named by spec is built on, comma-separated:
+    /// native (the temp folder's; the default), ext4, ext2-nodtype, xfs, btrfs,
+    /// tmpfs, overlay, squashfs, exfat, vfat, or all. Images need Linux and root.
+    #[arg(long = "fs", value_name = "LIST")]
+    fs: Option<String>,
     /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
     /// [default: all]
     // Defaults are applied after merging eqcheck.toml, so clap must see "not given".
@@ -263,7 +268,23 @@ enum TreesCommand {
         name: String,
         #[arg(long, value_name = "DIR")]
         into: PathBuf,
+        /// Build it onto a fresh image of this file system, mounted inside DIR
+        /// (Linux, as root); prints the tree's root. `trees unmount DIR` undoes it.
+        #[arg(long, value_name = "FS", value_parser = parse_one_fs)]
+        fs: Option<crate::fsimage::FileSystem>,
     },
+    /// Unmount and remove what `trees build --fs` made in DIR.
+    Unmount { dir: PathBuf },
+}
+
+/// One file system by name (`all` is for runs, not for one build).
+fn parse_one_fs(word: &str) -> Result<crate::fsimage::FileSystem, String> {
+    crate::fsimage::FileSystem::named(word).ok_or_else(|| {
+        format!(
+            "unknown file system `{word}` (known: {})",
+            crate::fsimage::FileSystem::names().trim_end_matches(", all")
+        )
+    })
 }
 
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
@@ -357,6 +378,12 @@ fn resolve_subject(
         resolve::SettingsError::OwnExe(_) => Failure::harness(err),
         _ => Failure::usage(err),
     })?;
+    let images =
+        (matrix.trees.iter()).any(|tree| matches!(tree, crate::matrix::TreeSource::Image { .. }));
+    if images {
+        // Before anything starts a thread: the namespace is the whole process's.
+        crate::fsimage::enter_private_namespace().map_err(Failure::harness)?;
+    }
     let to_build = built::locate(&matrix)?;
     Ok(Resolved {
         matrix,
@@ -399,6 +426,7 @@ fn given(args: &SubjectArgs) -> Layer {
         trees: (args.trees.iter())
             .map(|t| Given::flag("--tree", t.clone()))
             .collect(),
+        fs: text("--fs", &args.fs).into_iter().collect(),
         timeout: args.timeout.map(|t| Given::flag("--timeout", t)),
         max_output: text("--max-output", &args.max_output),
         runs: None,
@@ -427,15 +455,52 @@ fn trees(command: TreesCommand) -> Result<u8, Failure> {
             let spec = crate::fixtures::spec_named(&name).map_err(Failure::usage)?;
             crate::fixtures::write_show(&spec, &mut text).map_err(Failure::harness)?
         }
-        TreesCommand::Build { name, into } => {
+        TreesCommand::Build {
+            name,
+            into,
+            fs: Some(fs),
+        } if fs.is_image() => {
+            let root = build_on_image(&name, &into, fs)?;
+            writeln!(text, "{}", root.display()).map_err(Failure::harness)?;
+        }
+        TreesCommand::Build { name, into, .. } => {
             crate::fixtures::build_named(&name, &into).map_err(|err| match err.is_usage() {
                 true => Failure::usage(err),
                 false => Failure::harness(err),
             })?;
             writeln!(text, "{}", into.display()).map_err(Failure::harness)?;
         }
+        TreesCommand::Unmount { dir } => {
+            crate::fsimage::unmount_kept(&dir).map_err(fs_failure)?;
+        }
     }
     print(&text).map_err(Failure::harness)
+}
+
+/// `trees build NAME --fs FS --into DIR`: the tree on a fresh image mounted in
+/// the host's mount namespace, left mounted; its root is returned.
+fn build_on_image(
+    name: &str,
+    into: &std::path::Path,
+    fs: crate::fsimage::FileSystem,
+) -> Result<PathBuf, Failure> {
+    let spec = crate::fixtures::spec_named(name).map_err(Failure::usage)?;
+    // An interrupt mid-build unmounts and removes what was made so far.
+    crate::cleanup::on_interrupt_clean_up();
+    let mut built = crate::fsimage::OnImage::build(fs, &spec, into).map_err(fs_failure)?;
+    let mut err = std::io::stderr().lock();
+    for skip in built.skipped() {
+        let _ = writeln!(err, "eqcheck: {skip}");
+    }
+    built.keep();
+    Ok(built.root().to_path_buf())
+}
+
+fn fs_failure(err: crate::fsimage::FsError) -> Failure {
+    match err.is_usage() {
+        true => Failure::usage(err),
+        false => Failure::harness(err),
+    }
 }
 
 /// The completion script for `shell`, generated from the same definition that parses

@@ -153,6 +153,8 @@ pub struct Rebuild {
     pub source: String,
     /// Where the run built it.
     pub root: PathBuf,
+    /// The file system of the image it was built on, if not the temp folder's.
+    pub fs: Option<crate::fsimage::FileSystem>,
 }
 
 /// A shell command that runs the arm again by hand as eqcheck ran it: umask 022,
@@ -174,12 +176,18 @@ pub fn repro(
     // naming the command's own in their place.
     let mut stand_ins: Vec<(String, &str)> = Vec::new();
     if let Some(rebuild) = rebuild {
+        let eqcheck = shell_words::quote(&rebuild.eqcheck.to_string_lossy()).into_owned();
+        let source = shell_words::quote(&rebuild.source).into_owned();
         // mktemp makes a folder only its owner may enter; the arm user must too.
-        words.push(format!(
-            "t=\"$(mktemp -d)\" && chmod 755 \"$t\" && t=\"$t/tree\" && {} trees build {} --into \"$t\" >/dev/null &&",
-            shell_words::quote(&rebuild.eqcheck.to_string_lossy()),
-            shell_words::quote(&rebuild.source)
-        ));
+        words.push(match rebuild.fs {
+            None => format!(
+                "t=\"$(mktemp -d)\" && chmod 755 \"$t\" && t=\"$t/tree\" && {eqcheck} trees build {source} --into \"$t\" >/dev/null &&"
+            ),
+            // The image stays mounted: `trees unmount "$(dirname "$t")/../.."` takes it down.
+            Some(fs) => format!(
+                "t=\"$(mktemp -d)\" && chmod 755 \"$t\" && t=\"$({eqcheck} trees build {source} --fs {fs} --into \"$t/image\")\" &&"
+            ),
+        });
         stand_ins.push((rebuild.root.to_string_lossy().into_owned(), "t"));
     }
     // The program, not a runner before it, is what the run copied.

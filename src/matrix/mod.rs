@@ -41,6 +41,14 @@ pub enum TreeSource {
     Spec(TreeSpec),
     /// An existing folder, never written to.
     Existing { name: String, path: PathBuf },
+    /// Built fresh from a spec onto an image of its own file system, mounted in
+    /// eqcheck's private mount namespace, taken down afterwards; named
+    /// `TREE@FS`.
+    Image {
+        name: String,
+        spec: TreeSpec,
+        fs: crate::fsimage::FileSystem,
+    },
 }
 
 /// Everything a run needs, resolved from the command line.
@@ -82,7 +90,7 @@ impl TreeSource {
     pub fn name(&self) -> &str {
         match self {
             TreeSource::Spec(spec) => &spec.name,
-            TreeSource::Existing { name, .. } => name,
+            TreeSource::Existing { name, .. } | TreeSource::Image { name, .. } => name,
         }
     }
 }
@@ -92,6 +100,8 @@ impl TreeSource {
 pub enum MatrixError {
     #[error(transparent)]
     Fixture(#[from] fixtures::FixtureError),
+    #[error(transparent)]
+    Image(#[from] crate::fsimage::FsError),
     #[error("cannot make the run's scratch folder: {0}")]
     Scratch(std::io::Error),
     #[error("cannot prepare the run's scratch folder for {user}")]
@@ -153,11 +163,27 @@ pub(crate) fn prepare(matrix: &Matrix) -> Result<Prepared, MatrixError> {
 }
 
 /// A tree ready for the arms: its name, its root, and, when it was built from a
-/// spec, the built tree (removed when dropped, unless kept).
+/// spec, the built tree (removed when dropped, unless kept) or its image (taken
+/// down when dropped).
 pub(crate) struct OpenTree {
     pub name: String,
     pub built: Option<BuiltTree>,
+    pub image: Option<crate::fsimage::OnImage>,
     pub root: PathBuf,
+}
+
+impl OpenTree {
+    /// Entries the tree's file system could not hold, `FILE:LINE: PATH: reason`.
+    pub fn skipped(&self) -> Vec<String> {
+        let said =
+            |s: &fixtures::Skipped| format!("{}:{}: {}: {}", s.spec, s.line, s.path, s.reason);
+        let skipped = match (&self.built, &self.image) {
+            (Some(tree), _) => tree.skipped(),
+            (None, Some(image)) => image.skipped(),
+            (None, None) => &[],
+        };
+        skipped.iter().map(said).collect()
+    }
 }
 
 /// The tree's first fingerprint, and its watch when it is guarded. The fingerprint
@@ -182,8 +208,10 @@ pub(crate) fn fingerprint_and_watch(
     })
 }
 
-/// Builds a spec tree fresh, or takes an existing folder where it is.
-pub(crate) fn open_tree(source: &TreeSource) -> Result<OpenTree, MatrixError> {
+/// Builds a spec tree fresh (onto an image in `image_dir`, which must not exist
+/// yet, when it has a file system of its own), or takes an existing folder where
+/// it is.
+pub(crate) fn open_tree(source: &TreeSource, image_dir: &Path) -> Result<OpenTree, MatrixError> {
     Ok(match source {
         TreeSource::Spec(spec) => {
             let built = fixtures::build_temp(spec)?;
@@ -191,13 +219,24 @@ pub(crate) fn open_tree(source: &TreeSource) -> Result<OpenTree, MatrixError> {
                 name: spec.name.clone(),
                 root: built.path().to_path_buf(),
                 built: Some(built),
+                image: None,
             }
         }
         TreeSource::Existing { name, path } => OpenTree {
             name: name.clone(),
             built: None,
+            image: None,
             root: path.clone(),
         },
+        TreeSource::Image { name, spec, fs } => {
+            let image = crate::fsimage::OnImage::build(*fs, spec, image_dir)?;
+            OpenTree {
+                name: name.clone(),
+                root: image.root().to_path_buf(),
+                built: None,
+                image: Some(image),
+            }
+        }
     })
 }
 
@@ -307,11 +346,14 @@ impl Runner<'_> {
         found: &mut Found,
     ) -> Result<(), MatrixError> {
         let matrix = self.matrix;
+        let opened = open_tree(source, &dir.with_extension("image"))?;
+        let skipped = opened.skipped();
         let OpenTree {
             name,
             mut built,
+            image,
             root,
-        } = open_tree(source)?;
+        } = opened;
         let (baseline, watch) = fingerprint_and_watch(&root, matrix.guard);
         if matrix.user.is_root() && baseline.has_permission_fixtures() {
             found.warnings.push(format!(
@@ -321,7 +363,12 @@ impl Runner<'_> {
         }
         self.progress.tree_started(&name, planned.len());
         std::fs::create_dir(dir).map_err(MatrixError::Scratch)?;
-        let rebuild = rebuild(source, built.as_ref(), matrix.keep);
+        let rebuild = rebuild(
+            source,
+            &root,
+            built.is_some() || image.is_some(),
+            matrix.keep,
+        );
         let guard = (matrix.guard.zip(watch))
             .map(|(depth, watch)| Guard::new(&root, depth, &baseline, watch));
         let on_tree = OnTree {
@@ -337,9 +384,10 @@ impl Runner<'_> {
             tree.keep();
         }
         found.trees.push(TreeInfo {
-            skipped: built.as_ref().map_or(Vec::new(), skipped),
+            skipped,
             path: root.display().to_string(),
-            built: built.is_some(),
+            built: built.is_some() || image.is_some(),
+            // An image lives in eqcheck's private mount namespace and goes with it.
             kept: matrix.keep && built.is_some(),
             counts: baseline.counts,
             file_system: crate::walk::file_system::name(&root),
@@ -408,22 +456,25 @@ fn guarded(guard: Option<&Guard>, cases: &mut [CaseOutcome]) -> (Option<String>,
     (Some(how), fingerprints)
 }
 
-/// How a repro line builds again a tree the run builds and removes.
-fn rebuild(source: &TreeSource, built: Option<&BuiltTree>, keep: bool) -> Option<arm::Rebuild> {
-    match (source, built) {
-        (TreeSource::Spec(spec), Some(tree)) if !keep => Some(arm::Rebuild {
-            eqcheck: std::env::current_exe().unwrap_or_else(|_| "eqcheck".into()),
+/// How a repro line builds again a tree the run builds and removes (an image
+/// always: it goes with eqcheck's mount namespace).
+fn rebuild(source: &TreeSource, root: &Path, built: bool, keep: bool) -> Option<arm::Rebuild> {
+    let eqcheck = std::env::current_exe().unwrap_or_else(|_| "eqcheck".into());
+    match source {
+        TreeSource::Spec(spec) if built && !keep => Some(arm::Rebuild {
+            eqcheck,
             source: spec_argument(&spec.source),
-            root: tree.path().to_path_buf(),
+            root: root.to_path_buf(),
+            fs: None,
+        }),
+        TreeSource::Image { spec, fs, .. } if built => Some(arm::Rebuild {
+            eqcheck,
+            source: spec_argument(&spec.source),
+            root: root.to_path_buf(),
+            fs: Some(*fs),
         }),
         _ => None,
     }
-}
-
-/// Spec entries the built tree could not hold, `FILE:LINE: PATH: reason`.
-fn skipped(tree: &BuiltTree) -> Vec<String> {
-    let said = |s: &fixtures::Skipped| format!("{}:{}: {}: {}", s.spec, s.line, s.path, s.reason);
-    tree.skipped().iter().map(said).collect()
 }
 
 /// Every rule of the flag-set file with how much it fired over the run's cases.

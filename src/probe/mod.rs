@@ -15,7 +15,6 @@ pub mod record;
 
 use std::path::Path;
 
-use crate::fixtures;
 use crate::fixtures::fingerprint::{self, FolderDigests};
 use crate::matrix::TreeSource;
 use crate::walk::stat::Timestamp;
@@ -45,7 +44,7 @@ pub struct ProbeRequest {
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     #[error(transparent)]
-    Fixture(#[from] fixtures::FixtureError),
+    Tree(#[from] crate::matrix::MatrixError),
     #[error("cannot make the probe's scratch folder")]
     Scratch(#[source] std::io::Error),
 }
@@ -58,23 +57,16 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
         .tempdir()
         .map_err(ProbeError::Scratch)?;
     let mut trees = Vec::new();
-    for source in &request.trees {
-        let built = match source {
-            TreeSource::Spec(spec) => Some(fixtures::build_temp(spec)?),
-            TreeSource::Existing { .. } => None,
+    for (index, source) in request.trees.iter().enumerate() {
+        let image_dir = scratch.path().join(format!("tree-{index}.image"));
+        let tree = crate::matrix::open_tree(source, &image_dir)?;
+        // A temp folder behind a symlink (macOS's /var) is named as a lister that
+        // resolves its root would name it.
+        let root = match source {
+            TreeSource::Existing { .. } => tree.root.clone(),
+            _ => std::fs::canonicalize(&tree.root).unwrap_or_else(|_| tree.root.clone()),
         };
-        let (name, root) = match (source, &built) {
-            // A temp folder behind a symlink (macOS's /var) is named as a lister
-            // that resolves its root would name it.
-            (TreeSource::Spec(spec), Some(tree)) => {
-                let path = tree.path();
-                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-                (spec.name.clone(), real)
-            }
-            (TreeSource::Existing { name, path }, _) => (name.clone(), path.clone()),
-            (TreeSource::Spec(_), None) => unreachable!("a spec tree is always built"),
-        };
-        trees.push(probe_tree(request, &name, &root, scratch.path()));
+        trees.push(probe_tree(request, &tree.name, &root, scratch.path()));
     }
     Ok(ProbeOutcome {
         schema_version: PROBE_SCHEMA_VERSION,

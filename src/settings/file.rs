@@ -1,4 +1,4 @@
-//! The project config, `eqcheck.toml`: the arms, flag sets, trees, timeout, runs,
+//! The project config, `eqcheck.toml`: the arms, flag sets, trees, file systems, timeout, runs,
 //! jobs, guard, user, argv[0] and environment a project keeps for testing its own
 //! walker, so that `eqcheck --tree web/ --sets all` in its folder runs them. This
 //! file owns finding it (in the working folder only, never a parent, unless
@@ -14,6 +14,7 @@
 //! flagsets = "ci/du.sets"          # a built-in name, or a path from this file's folder
 //! sets = "sizes,depth"
 //! trees = ["basic", "fixtures/web"]
+//! fs = ["native", "ext4"]          # file systems spec trees are built on (as --fs)
 //! timeout = 30                     # seconds
 //! max_output = "4G"                # per stream; or a number of bytes
 //! runs = 2
@@ -77,6 +78,7 @@ struct Written {
     flagsets: Option<Spanned<String>>,
     sets: Option<Spanned<String>>,
     trees: Option<Vec<Spanned<String>>>,
+    fs: Option<Vec<Spanned<String>>>,
     timeout: Option<Spanned<f64>>,
     max_output: Option<Spanned<Size>>,
     runs: Option<Spanned<usize>>,
@@ -165,6 +167,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         flagsets: written.flagsets.map(given("flagsets")),
         trees: (written.trees.into_iter().flatten())
             .map(given("trees"))
+            .collect(),
+        fs: (written.fs.into_iter().flatten())
+            .map(given("fs"))
             .collect(),
         argv0: written.argv0.map(given("argv0")),
         ref_runner: written.ref_runner.map(given("ref_runner")),

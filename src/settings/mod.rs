@@ -119,6 +119,9 @@ pub struct Layer {
     pub sets: Option<Given<String>>,
     /// Empty: none named here.
     pub trees: Vec<Given<String>>,
+    /// File-system lists (`--fs`, `fs = [...]`), each word checked when resolved;
+    /// empty: none named here.
+    pub fs: Vec<Given<String>>,
     /// Seconds, as written; checked when resolved.
     pub timeout: Option<Given<f64>>,
     /// The most an arm may write to each stream, as written (`4G`); checked when
@@ -161,7 +164,7 @@ pub struct RunMode {
 /// - `--ref` or `--cand` alone replaces that arm of the file's and keeps the other;
 ///   under `--self-check` the file's candidate is left out (the reference runs
 ///   against itself); `--ref-rev` gives the reference arm, as `--ref` does;
-/// - `--tree` replaces the file's whole list;
+/// - `--tree` replaces the file's whole list, as `--fs` replaces its `fs`;
 /// - a flag-set file chosen on the command line (`--flagsets`, or `--sets FILE`)
 ///   replaces the file's flag-set file and its `sets`; `--sets GROUPS` alone selects
 ///   groups from the file's flag-set file;
@@ -196,6 +199,11 @@ pub fn merge(given: Layer, file: Layer, mode: RunMode) -> Layer {
             file.trees
         } else {
             given.trees
+        },
+        fs: if given.fs.is_empty() {
+            file.fs
+        } else {
+            given.fs
         },
         timeout: given.timeout.or(file.timeout),
         max_output: given.max_output.or(file.max_output),

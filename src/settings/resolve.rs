@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 mod built;
+mod file_systems;
 mod flag_sets;
 
 use super::{user, Given, Guard, Layer, Origin, RunMode};
@@ -99,6 +100,7 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
     };
     let trees = trees(&options.trees)?;
     let mut warnings = Vec::new();
+    let file_systems = file_systems::chosen(&options.fs, &mut warnings)?;
     let (flag_sets, groups) = flag_sets::chosen(options, &reference, &mut warnings)?;
     let argv0 = (options.argv0.as_ref())
         .map(|given| program_name(given).map(Some))
@@ -109,6 +111,7 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
     for (tree, given) in trees.iter().zip(&options.trees) {
         reachable(tree, given, &user)?;
     }
+    let trees = file_systems::place(trees, &file_systems, &mut warnings);
     let runs = match &options.runs {
         Some(runs) => count_within(runs, MAX_RUNS, String::new())?,
         None if self_check => SELF_CHECK_RUNS,
@@ -410,7 +413,7 @@ fn distinct_names(trees: &mut [TreeSource]) {
     for tree in trees {
         let name = match tree {
             TreeSource::Spec(spec) => &mut spec.name,
-            TreeSource::Existing { name, .. } => name,
+            TreeSource::Existing { name, .. } | TreeSource::Image { name, .. } => name,
         };
         let count = seen.entry(name.clone()).or_insert(0);
         *count += 1;

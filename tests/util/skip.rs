@@ -54,6 +54,8 @@ pub enum Capability<'a> {
     /// inotify's queue holds fewer events than this (`max_queued_events`), so a
     /// flood of changes overflows it.
     InotifyQueueBelow(u64),
+    /// `eqcheck` finds the tools and the driver it needs for `--fs NAME`.
+    FileSystemImage(&'a str),
 }
 
 impl Capability<'_> {
@@ -90,6 +92,7 @@ impl Capability<'_> {
                     .and_then(|n| n.trim().parse::<u64>().ok())
                     .is_some_and(|n| n < events)
             }
+            Capability::FileSystemImage(name) => image_refused(name).is_none(),
             // Users other than root and the owner are Unix ideas.
             #[cfg(not(unix))]
             Capability::Root | Capability::OthersCanReach(_) => false,
@@ -136,8 +139,21 @@ impl fmt::Display for Capability<'_> {
                 f,
                 "needs an inotify queue shorter than {events} events (fs.inotify.max_queued_events)"
             ),
+            Capability::FileSystemImage(name) => write!(
+                f,
+                "needs what --fs {name} takes: {}",
+                image_refused(name).unwrap_or_default()
+            ),
         }
     }
+}
+
+/// Why eqcheck could not make a `name` image here, as it would say.
+fn image_refused(name: &str) -> Option<String> {
+    let Some(fs) = eqcheck::fsimage::FileSystem::named(name) else {
+        return Some(format!("eqcheck knows no file system {name}"));
+    };
+    eqcheck::fsimage::images_refused().or_else(|| eqcheck::fsimage::unavailable(fs))
 }
 
 fn on_path(name: &str) -> bool {

@@ -46,6 +46,7 @@ ref_runner = "qemu-x86_64"
 cand_runner = "qemu-aarch64 -L /sysroot"
 same_runner = false
 max_output = "4G"
+fs = ["native", "ext4"]
 [env]
 RUST_BACKTRACE = "0"
 BLOCK_SIZE = "1K"
@@ -72,13 +73,17 @@ program = "out/walker -x"
         cand_runner: Some(at(13, 15, "cand_runner", "qemu-aarch64 -L /sysroot".into())),
         same_runner: Some(at(14, 15, "same_runner", false)),
         max_output: Some(at(15, 14, "max_output", "4G".into())),
+        fs: vec![
+            at(16, 7, "fs", "native".into()),
+            at(16, 17, "fs", "ext4".into()),
+        ],
         env: vec![
-            (at(18, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
-            (at(17, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
+            (at(19, 1, "env", "BLOCK_SIZE".into()), "1K".into()),
+            (at(18, 1, "env", "RUST_BACKTRACE".into()), "0".into()),
         ],
         ref_rev: None,
-        build_command: Some(at(20, 11, "build.command", "sh build.sh".into())),
-        build_program: Some(at(21, 11, "build.program", "out/walker -x".into())),
+        build_command: Some(at(21, 11, "build.command", "sh build.sh".into())),
+        build_program: Some(at(22, 11, "build.program", "out/walker -x".into())),
     };
     assert_eq!(parsed("eqcheck.toml", text), expected);
     assert_eq!(parsed("eqcheck.toml", ""), Layer::default());

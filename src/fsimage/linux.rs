@@ -1,0 +1,673 @@
+//! Linux: file-system images made with the distribution's `mkfs` tools in a sparse
+//! file, mounted with `mount -o loop` (whose loop device detaches itself when the
+//! file system is unmounted), tmpfs and overlay mounted directly, exFAT through
+//! its FUSE driver (or the kernel's), FAT through the kernel's vfat only. Every mount is registered with the cleanup, so an
+//! interrupt unmounts it before the folders go; inside the private mount namespace
+//! a crash leaves nothing in the host's mount table either.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{FileSystem, FsError, MARKER};
+use crate::cleanup;
+use crate::fixtures::{self, FixtureError, Footprint, Skipped, TreeSpec};
+
+/// How many mounts deep `trees unmount` digs on one mount point.
+const MAX_STACKED: usize = 64;
+
+/// CAP_SYS_ADMIN's bit in the capability sets of `/proc/self/status`.
+const CAP_SYS_ADMIN: u32 = 21;
+
+pub fn images_refused() -> Option<String> {
+    if rustix::process::geteuid().is_root() || has_capability(CAP_SYS_ADMIN) {
+        return None;
+    }
+    Some("mounting file-system images needs root (or CAP_SYS_ADMIN); run as root, or use --fs native".into())
+}
+
+fn has_capability(bit: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << bit) != 0)
+}
+
+/// The programs a file system needs, and the kernel's or FUSE's driver.
+pub fn unavailable(fs: FileSystem) -> Option<String> {
+    let missing: Vec<&str> = tools(fs)
+        .iter()
+        .copied()
+        .filter(|tool| find_tool(tool).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "needs {} (Debian: {})",
+            missing.join(" and "),
+            package(fs)
+        ));
+    }
+    if driver(fs).is_none() {
+        let fuse = match fs {
+            FileSystem::Vfat => ", and FAT's FUSE driver is not used (fusefat shows names that fit 8.3 in upper case)",
+            FileSystem::Exfat => " and no exfat-fuse with /dev/fuse",
+            _ => "",
+        };
+        return Some(format!(
+            "this kernel has no {} driver (see /proc/filesystems){fuse}",
+            kernel_name(fs)
+        ));
+    }
+    None
+}
+
+/// The programs a file system's image is made and mounted with, beyond `mount`.
+fn tools(fs: FileSystem) -> &'static [&'static str] {
+    match fs {
+        FileSystem::Native | FileSystem::Tmpfs | FileSystem::Overlay => &["mount"],
+        FileSystem::Ext4 => &["mount", "mkfs.ext4"],
+        FileSystem::Ext2NoDtype => &["mount", "mkfs.ext2"],
+        FileSystem::Xfs => &["mount", "mkfs.xfs"],
+        FileSystem::Btrfs => &["mount", "mkfs.btrfs"],
+        FileSystem::Squashfs => &["mount", "mksquashfs"],
+        FileSystem::Exfat => &["mount", "mkfs.exfat"],
+        FileSystem::Vfat => &["mount", "mkfs.vfat"],
+    }
+}
+
+fn package(fs: FileSystem) -> &'static str {
+    match fs {
+        FileSystem::Native | FileSystem::Tmpfs | FileSystem::Overlay => "mount",
+        FileSystem::Ext4 | FileSystem::Ext2NoDtype => "e2fsprogs",
+        FileSystem::Xfs => "xfsprogs",
+        FileSystem::Btrfs => "btrfs-progs",
+        FileSystem::Squashfs => "squashfs-tools",
+        FileSystem::Exfat => "exfatprogs, and exfat-fuse where the kernel has no exfat",
+        FileSystem::Vfat => "dosfstools",
+    }
+}
+
+/// The name the kernel lists the file system under in /proc/filesystems.
+fn kernel_name(fs: FileSystem) -> &'static str {
+    match fs {
+        FileSystem::Native => "",
+        FileSystem::Ext4 | FileSystem::Ext2NoDtype => "ext4",
+        FileSystem::Xfs => "xfs",
+        FileSystem::Btrfs => "btrfs",
+        FileSystem::Tmpfs => "tmpfs",
+        FileSystem::Overlay => "overlay",
+        FileSystem::Squashfs => "squashfs",
+        FileSystem::Exfat => "exfat",
+        FileSystem::Vfat => "vfat",
+    }
+}
+
+/// How a file system gets mounted here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    Kernel,
+    /// exFAT's FUSE driver, preferred where both exist: it is what a desktop
+    /// without the kernel module uses.
+    Fuse,
+}
+
+fn driver(fs: FileSystem) -> Option<Driver> {
+    let kernel =
+        kernel_has(kernel_name(fs)) || (fs == FileSystem::Ext2NoDtype && kernel_has("ext2"));
+    // FAT has no FUSE driver here: fusefat shows every name that fits 8.3 in
+    // upper case (the case bits other drivers honour are ignored), and makes each
+    // new entry in time that grows with its folder (minutes for a thousand).
+    let fuse_helper = match fs {
+        FileSystem::Exfat => Some("mount.exfat-fuse"),
+        _ => None,
+    };
+    let fuse = fuse_helper.is_some_and(|helper| find_tool(helper).is_some())
+        && Path::new("/dev/fuse").exists()
+        && kernel_has("fuse");
+    match (fuse, kernel) {
+        (true, _) => Some(Driver::Fuse),
+        (false, true) => Some(Driver::Kernel),
+        (false, false) => None,
+    }
+}
+
+fn kernel_has(name: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems").is_ok_and(|listed| {
+        listed
+            .lines()
+            .any(|line| line.split_whitespace().last() == Some(name))
+    })
+}
+
+/// A program on PATH, or in the sbin folders a non-login root's PATH may lack.
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+pub fn enter_private_namespace() -> Result<(), FsError> {
+    // unshare(CLONE_NEWNS) also unshares the file-system context, which fails
+    // (EINVAL) once threads share it: this must run before any thread starts.
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        return Err(FsError::Namespace(io::Error::last_os_error()));
+    }
+    // The new namespace starts as a copy whose mounts still propagate to the host's
+    // peers: make every one private so no mount made here goes back.
+    let root = c"/";
+    let none = c"none";
+    let flags = libc::MS_REC | libc::MS_PRIVATE;
+    let made = unsafe {
+        libc::mount(
+            none.as_ptr(),
+            root.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if made != 0 {
+        return Err(FsError::Namespace(io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A tree on its own file system, and everything that must be undone for it.
+#[derive(Debug)]
+pub struct Mounted {
+    fs: FileSystem,
+    /// Holds the image, the mount point and any staging folders.
+    dir: PathBuf,
+    mount_point: PathBuf,
+    root: PathBuf,
+    /// Mount points in the order they were mounted; unmounted in reverse.
+    mounts: Vec<PathBuf>,
+    /// The cleanup's undo ids of those mounts.
+    undo: Vec<u64>,
+    keep: bool,
+}
+
+impl Mounted {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn mount_point(&self) -> &Path {
+        &self.mount_point
+    }
+
+    pub fn file_system(&self) -> FileSystem {
+        self.fs
+    }
+
+    pub fn keep(&mut self) {
+        self.keep = true;
+        for id in self.undo.drain(..) {
+            cleanup::forget_undo(id);
+        }
+        cleanup::forget_folder(&self.dir);
+    }
+
+    pub fn take_down(mut self) -> Result<(), FsError> {
+        self.keep = true;
+        self.undo_all()
+    }
+
+    fn undo_all(&mut self) -> Result<(), FsError> {
+        let mut failed = Vec::new();
+        while let Some(mount) = self.mounts.pop() {
+            if let Err(err) = unmount(&mount) {
+                failed.push(format!("{}: {err}", mount.display()));
+            }
+        }
+        for id in self.undo.drain(..) {
+            cleanup::forget_undo(id);
+        }
+        if failed.is_empty() {
+            if let Err(err) = cleanup::remove_registered_folder(&self.dir) {
+                failed.push(format!("{}: {err}", self.dir.display()));
+            }
+        } else {
+            // Removing the folder would descend into a file system still mounted.
+            cleanup::forget_folder(&self.dir);
+        }
+        match failed.is_empty() {
+            true => Ok(()),
+            false => Err(FsError::Step {
+                fs: self.fs,
+                doing: "taking the image down".into(),
+                detail: failed.join("; "),
+            }),
+        }
+    }
+
+    /// Mounts with `mount ARGS… POINT`, registering the unmount for an interrupt.
+    fn mount(&mut self, args: &[&std::ffi::OsStr], point: &Path) -> Result<(), FsError> {
+        std::fs::create_dir_all(point).map_err(|err| self.step("making the mount point", err))?;
+        let mut argv: Vec<OsString> = args.iter().map(|a| a.to_os_string()).collect();
+        argv.push(point.as_os_str().to_owned());
+        run(self.fs, "mount", &argv)?;
+        self.mounts.push(point.to_path_buf());
+        let undo = vec![
+            "umount".into(),
+            "--lazy".into(),
+            point.as_os_str().to_owned(),
+        ];
+        if let Some(id) = cleanup::register_undo(&self.dir, undo) {
+            self.undo.push(id);
+        }
+        Ok(())
+    }
+
+    fn step(&self, doing: &str, err: io::Error) -> FsError {
+        FsError::Step {
+            fs: self.fs,
+            doing: doing.to_string(),
+            detail: err.to_string(),
+        }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        if let Err(err) = self.undo_all() {
+            eprintln!("eqcheck: {err}");
+        }
+    }
+}
+
+/// Unmounts one file system, waiting out a short busy spell (a process that has
+/// just been killed may still hold it), then detaching it lazily.
+fn unmount(point: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(point.as_os_str().as_bytes())?;
+    for _ in 0..50 {
+        if unsafe { libc::umount2(path.as_ptr(), 0) } == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EBUSY) {
+            return Err(err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    match unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// Runs a tool to its end; `Err` carries what it said on stderr.
+fn run(fs: FileSystem, tool: &str, args: &[OsString]) -> Result<(), FsError> {
+    let failed = |detail: String| FsError::Step {
+        fs,
+        doing: tool.to_string(),
+        detail,
+    };
+    let program = find_tool(tool).ok_or_else(|| failed("not found".into()))?;
+    let output = Command::new(&program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| failed(err.to_string()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    let said: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    Err(failed(format!(
+        "`{tool} {}` {}: {}",
+        words.join(" "),
+        output.status,
+        said.last().copied().unwrap_or("(it said nothing)")
+    )))
+}
+
+/// The size of an image for a tree: its bytes and a block per entry, half as much
+/// again, and room for the file system's own structures, never below what the
+/// file system's `mkfs` accepts. The file is sparse: only what is written costs
+/// disk.
+fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
+    const MIB: u64 = 1 << 20;
+    let floor = match fs {
+        FileSystem::Xfs => 320 * MIB,
+        FileSystem::Btrfs => 256 * MIB,
+        _ => 64 * MIB,
+    };
+    let payload = footprint
+        .bytes
+        .saturating_add(footprint.entries.saturating_mul(4096));
+    payload
+        .saturating_add(payload / 2)
+        .saturating_add(64 * MIB)
+        .max(floor)
+}
+
+pub fn build(
+    fs: FileSystem,
+    spec: &TreeSpec,
+    dir: &Path,
+) -> Result<(Mounted, Vec<Skipped>), FsError> {
+    if let Some(reason) = images_refused().or_else(|| unavailable(fs)) {
+        return Err(FsError::Unavailable { fs, reason });
+    }
+    let footprint = fixtures::footprint(spec)?;
+    make_own_folder(dir, spec)?;
+    let mut mounted = Mounted {
+        fs,
+        dir: dir.to_path_buf(),
+        mount_point: dir.join("mnt"),
+        root: dir.join("mnt").join("tree"),
+        mounts: Vec::new(),
+        undo: Vec::new(),
+        keep: false,
+    };
+    if !cleanup::register_folder(dir) {
+        return Err(mounted.step("registering the image folder", interrupted()));
+    }
+    std::fs::write(dir.join(MARKER), format!("{fs}\n"))
+        .map_err(|err| mounted.step("marking the image folder", err))?;
+    let skipped = match fs {
+        FileSystem::Native => unreachable!("native trees are built without an image"),
+        FileSystem::Tmpfs => on_tmpfs(&mut mounted, spec, footprint)?,
+        FileSystem::Overlay => on_overlay(&mut mounted, spec)?,
+        FileSystem::Squashfs => on_squashfs(&mut mounted, spec)?,
+        _ => on_image(&mut mounted, spec, footprint)?,
+    };
+    Ok((mounted, skipped))
+}
+
+fn interrupted() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
+}
+
+/// `dir` made by this call, so two builds into one folder never share it and a
+/// folder someone else made is never removed.
+fn make_own_folder(dir: &Path, spec: &TreeSpec) -> Result<(), FsError> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        })?;
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            Err(FixtureError::Exists(dir.to_path_buf()).into())
+        }
+        Err(source) => Err(FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        }
+        .into()),
+    }
+}
+
+/// The tree's root made searchable by everyone (arms may run unprivileged) and
+/// the spec built into it.
+fn build_at(root: &Path, spec: &TreeSpec, fs: FileSystem) -> Result<Vec<Skipped>, FsError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let holds = fs.holds();
+    let searchable = || std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755));
+    std::fs::DirBuilder::new()
+        .mode(0o755)
+        .create(root)
+        .and_then(|()| if holds.modes { searchable() } else { Ok(()) })
+        .map_err(|source| FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        })?;
+    Ok(fixtures::build_into(spec, root, &holds)?)
+}
+
+fn on_tmpfs(
+    m: &mut Mounted,
+    spec: &TreeSpec,
+    footprint: Footprint,
+) -> Result<Vec<Skipped>, FsError> {
+    let options = format!(
+        "size={},nr_inodes={},mode=0755",
+        image_bytes(FileSystem::Tmpfs, footprint),
+        footprint.entries.saturating_add(1024)
+    );
+    let point = m.mount_point.clone();
+    m.mount(
+        &[
+            "-t".as_ref(),
+            "tmpfs".as_ref(),
+            "-o".as_ref(),
+            options.as_ref(),
+            "tmpfs".as_ref(),
+        ],
+        &point,
+    )?;
+    build_at(&m.root.clone(), spec, m.fs)
+}
+
+/// The tree is built into the lower layer, so that what the arms read is the
+/// overlay's view of files it did not create: inode numbers come from the lower
+/// file system while the overlay's own are what `d_ino` may say.
+fn on_overlay(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
+    let lower = m.dir.join("lower");
+    let upper = m.dir.join("upper");
+    let work = m.dir.join("work");
+    for folder in [&lower, &upper, &work] {
+        std::fs::create_dir(folder).map_err(|err| m.step("making the overlay's layers", err))?;
+    }
+    let skipped = build_at(&lower.join("tree"), spec, m.fs)?;
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        lower.display(),
+        upper.display(),
+        work.display()
+    );
+    let point = m.mount_point.clone();
+    m.mount(
+        &[
+            "-t".as_ref(),
+            "overlay".as_ref(),
+            "-o".as_ref(),
+            options.as_ref(),
+            "overlay".as_ref(),
+        ],
+        &point,
+    )?;
+    Ok(skipped)
+}
+
+/// squashfs is made from a finished folder: the tree is staged on the temp
+/// folder's file system, packed, and the stage removed.
+fn on_squashfs(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
+    let stage = m.dir.join("stage");
+    std::fs::create_dir(&stage).map_err(|err| m.step("making the stage", err))?;
+    let skipped = build_at(&stage.join("tree"), spec, m.fs)?;
+    let image = m.dir.join("image");
+    let args: Vec<OsString> = vec![
+        stage.clone().into(),
+        image.clone().into(),
+        "-noappend".into(),
+        "-quiet".into(),
+        "-no-progress".into(),
+    ];
+    run(m.fs, "mksquashfs", &args)?;
+    cleanup::remove_tree(&stage).map_err(|err| m.step("removing the stage", err))?;
+    let point = m.mount_point.clone();
+    m.mount(&["-o".as_ref(), "loop,ro".as_ref(), image.as_ref()], &point)?;
+    Ok(skipped)
+}
+
+/// A sparse image file, `mkfs`, and a mount through the kernel or FUSE.
+fn on_image(
+    m: &mut Mounted,
+    spec: &TreeSpec,
+    footprint: Footprint,
+) -> Result<Vec<Skipped>, FsError> {
+    let image = make_image(m, footprint)?;
+    let point = m.mount_point.clone();
+    match (m.fs, driver(m.fs)) {
+        (FileSystem::Exfat, Some(Driver::Fuse)) => m.mount(
+            &[
+                "-t".as_ref(),
+                "exfat-fuse".as_ref(),
+                "-o".as_ref(),
+                "loop,umask=022".as_ref(),
+                image.as_ref(),
+            ],
+            &point,
+        )?,
+        (FileSystem::Exfat | FileSystem::Vfat, _) => m.mount(
+            &["-o".as_ref(), "loop,umask=022".as_ref(), image.as_ref()],
+            &point,
+        )?,
+        _ => m.mount(&["-o".as_ref(), "loop".as_ref(), image.as_ref()], &point)?,
+    }
+    build_at(&m.root.clone(), spec, m.fs)
+}
+
+/// A sparse image file and `mkfs`; nothing mounted yet.
+fn make_image(m: &Mounted, footprint: Footprint) -> Result<PathBuf, FsError> {
+    let image = m.dir.join("image");
+    std::fs::File::create(&image)
+        .and_then(|file| file.set_len(image_bytes(m.fs, footprint)))
+        .map_err(|err| m.step("making the image file", err))?;
+    let (tool, mut args) = mkfs(m.fs, footprint);
+    args.push(image.clone().into());
+    run(m.fs, tool, &args)?;
+    Ok(image)
+}
+
+/// The `mkfs` tool and its options, the image path to follow.
+fn mkfs(fs: FileSystem, footprint: Footprint) -> (&'static str, Vec<OsString>) {
+    // ext2/ext4 fix their inode count when made: room for every entry.
+    let inodes = footprint.entries.saturating_add(1024).to_string();
+    let words: Vec<&str> = match fs {
+        FileSystem::Ext4 => vec!["-q", "-F", "-m", "0", "-N", &inodes],
+        FileSystem::Ext2NoDtype => vec!["-q", "-F", "-m", "0", "-O", "^filetype", "-N", &inodes],
+        FileSystem::Xfs => vec!["-q", "-f"],
+        FileSystem::Btrfs => vec!["-q", "-f"],
+        FileSystem::Exfat => vec![],
+        FileSystem::Vfat => vec!["-F", "32"],
+        _ => vec![],
+    };
+    let tool = tools(fs).last().copied().unwrap_or("mkfs");
+    (tool, words.into_iter().map(OsString::from).collect())
+}
+
+pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
+    let marker = std::fs::read_to_string(dir.join(MARKER)).map_err(|_| FsError::NotAnImage {
+        dir: dir.to_path_buf(),
+    })?;
+    let fs = FileSystem::named(marker.trim()).ok_or_else(|| FsError::NotAnImage {
+        dir: dir.to_path_buf(),
+    })?;
+    let dir = std::fs::canonicalize(dir).map_err(|source| FsError::Step {
+        fs,
+        doing: "finding the image folder".into(),
+        detail: source.to_string(),
+    })?;
+    // Mounts stacked on one point show one at a time: look again until none is
+    // left inside.
+    for _ in 0..MAX_STACKED {
+        let mut inside: Vec<PathBuf> = mount_points()
+            .into_iter()
+            .filter(|point| point.starts_with(&dir) && *point != dir)
+            .collect();
+        if inside.is_empty() {
+            break;
+        }
+        // Deepest first, so nothing is unmounted from under another mount.
+        inside.sort_by_key(|point| std::cmp::Reverse(point.components().count()));
+        for point in inside {
+            unmount(&point).map_err(|err| FsError::Step {
+                fs,
+                doing: format!("unmounting {}", point.display()),
+                detail: err.to_string(),
+            })?;
+        }
+    }
+    cleanup::remove_tree(&dir).map_err(|err| FsError::Step {
+        fs,
+        doing: format!("removing {}", dir.display()),
+        detail: err.to_string(),
+    })
+}
+
+/// Every mount point of this mount namespace.
+fn mount_points() -> Vec<PathBuf> {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    info.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|escaped| PathBuf::from(unescape_mount_path(escaped)))
+        .collect()
+}
+
+/// mountinfo writes space, tab, newline and backslash in a path as `\NNN` octal.
+fn unescape_mount_path(escaped: &str) -> OsString {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = escaped.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        match (bytes[i], octal) {
+            (b'\\', Some(digits)) => {
+                let value = digits.iter().fold(0u32, |v, d| v * 8 + u32::from(d - b'0'));
+                out.push(value as u8);
+                i += 4;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    OsString::from_vec(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_paths_are_unescaped_as_mountinfo_escapes_them() {
+        assert_eq!(
+            unescape_mount_path("/a\\040b\\134c"),
+            OsString::from("/a b\\c")
+        );
+        assert_eq!(unescape_mount_path("/plain"), OsString::from("/plain"));
+        assert_eq!(unescape_mount_path("/x\\04"), OsString::from("/x\\04"));
+    }
+
+    #[test]
+    fn images_are_never_below_what_mkfs_takes_and_grow_with_the_tree() {
+        let small = Footprint {
+            entries: 10,
+            bytes: 10,
+        };
+        assert_eq!(image_bytes(FileSystem::Xfs, small), 320 << 20);
+        let nm = Footprint {
+            entries: 60_000,
+            bytes: 200 << 20,
+        };
+        let bytes = image_bytes(FileSystem::Ext4, nm);
+        assert!(bytes > (200 << 20) + 60_000 * 4096, "{bytes}");
+    }
+}

@@ -1,0 +1,246 @@
+//! File systems as a matrix dimension: which file systems a tree can be built on
+//! (`--fs`), whether this machine can make each one, and a tree built onto a fresh
+//! image of one, mounted, and taken down again (unmounted, its loop device
+//! detached, its image removed) when dropped or on an interrupt. `native` is the
+//! temp folder's own file system, as a run without `--fs` uses. Images need Linux
+//! and root; everywhere else only `native` exists.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+use unsupported as os;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::fixtures::{Holds, Skipped, TreeSpec};
+
+/// A file system a tree can be built on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileSystem {
+    /// The temp folder's own file system: no image.
+    Native,
+    Ext4,
+    /// ext2 made without the `filetype` feature: every entry lists as DT_UNKNOWN.
+    Ext2NoDtype,
+    Xfs,
+    Btrfs,
+    Tmpfs,
+    /// The tree in an overlay's lower layer, read through the overlay, where an
+    /// entry's `d_ino` need not be its `st_ino`.
+    Overlay,
+    /// Read-only, built from a staged copy.
+    Squashfs,
+    /// Through FUSE on a loop device.
+    Exfat,
+    /// FAT32, through the kernel's driver.
+    Vfat,
+}
+
+impl FileSystem {
+    /// Every file system, in the order `all` runs them.
+    pub const ALL: [FileSystem; 10] = [
+        FileSystem::Native,
+        FileSystem::Ext4,
+        FileSystem::Ext2NoDtype,
+        FileSystem::Xfs,
+        FileSystem::Btrfs,
+        FileSystem::Tmpfs,
+        FileSystem::Overlay,
+        FileSystem::Squashfs,
+        FileSystem::Exfat,
+        FileSystem::Vfat,
+    ];
+
+    /// The name `--fs` takes and reports and case ids show.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileSystem::Native => "native",
+            FileSystem::Ext4 => "ext4",
+            FileSystem::Ext2NoDtype => "ext2-nodtype",
+            FileSystem::Xfs => "xfs",
+            FileSystem::Btrfs => "btrfs",
+            FileSystem::Tmpfs => "tmpfs",
+            FileSystem::Overlay => "overlay",
+            FileSystem::Squashfs => "squashfs",
+            FileSystem::Exfat => "exfat",
+            FileSystem::Vfat => "vfat",
+        }
+    }
+
+    /// The file system a name stands for.
+    pub fn named(name: &str) -> Option<FileSystem> {
+        FileSystem::ALL.into_iter().find(|fs| fs.name() == name)
+    }
+
+    /// Whether the tree is built onto an image (or a mount) of its own.
+    pub fn is_image(self) -> bool {
+        self != FileSystem::Native
+    }
+
+    /// What a tree built on it must leave out (FAT and exFAT); other file systems
+    /// say what they refuse when asked.
+    pub fn holds(self) -> Holds {
+        match self {
+            FileSystem::Exfat => Holds::fat_like("exfat"),
+            FileSystem::Vfat => Holds::fat_like("vfat"),
+            _ => Holds::EVERYTHING,
+        }
+    }
+
+    /// What the file system is, for `--help` and the error for an unknown name.
+    pub fn names() -> String {
+        let mut names: Vec<&str> = FileSystem::ALL.iter().map(|fs| fs.name()).collect();
+        names.push("all");
+        names.join(", ")
+    }
+}
+
+impl fmt::Display for FileSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A comma-separated `--fs` list (or one word of it), `all` standing for every
+/// file system; repeats are dropped and the order given is kept. `Err` says which
+/// word is unknown.
+pub fn parse_list(list: &str) -> Result<Vec<FileSystem>, String> {
+    let mut chosen = Vec::new();
+    for word in list.split(',').map(str::trim) {
+        let more: Vec<FileSystem> = match word {
+            "all" => FileSystem::ALL.to_vec(),
+            _ => match FileSystem::named(word) {
+                Some(fs) => vec![fs],
+                None => {
+                    return Err(format!(
+                        "unknown file system `{word}` (known: {})",
+                        FileSystem::names()
+                    ))
+                }
+            },
+        };
+        for fs in more {
+            if !chosen.contains(&fs) {
+                chosen.push(fs);
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// Why images cannot be made here at all: the same for every file system but
+/// `native`.
+pub fn images_refused() -> Option<String> {
+    os::images_refused()
+}
+
+/// Why this machine cannot make `fs` (a missing tool or kernel driver), or `None`
+/// when it can. Asks nothing of the privileges `images_refused` covers.
+pub fn unavailable(fs: FileSystem) -> Option<String> {
+    match fs {
+        FileSystem::Native => None,
+        _ => os::unavailable(fs),
+    }
+}
+
+/// Makes this process's mounts private to it (and to the processes it starts), so
+/// that no image it mounts shows in the host's mount table and every mount goes
+/// when the last of them exits. Must be called while the process has one thread.
+pub fn enter_private_namespace() -> Result<(), FsError> {
+    os::enter_private_namespace()
+}
+
+/// Why a tree could not be put on an image.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error("--fs {fs}: {reason}")]
+    Unavailable { fs: FileSystem, reason: String },
+    #[error("--fs {fs}: {doing} failed: {detail}")]
+    Step {
+        fs: FileSystem,
+        doing: String,
+        detail: String,
+    },
+    #[error("cannot make a private mount namespace for the file-system images: {0}")]
+    Namespace(std::io::Error),
+    #[error(transparent)]
+    Fixture(#[from] crate::fixtures::FixtureError),
+    #[error("{} was not made by `eqcheck trees build --fs` (no {} in it)", dir.display(), MARKER)]
+    NotAnImage { dir: PathBuf },
+}
+
+impl FsError {
+    /// Whether what the user asked for is wrong (exit 2) rather than the machine
+    /// failing at it (exit 3).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            FsError::Unavailable { .. } | FsError::NotAnImage { .. } => true,
+            FsError::Fixture(err) => err.is_usage(),
+            FsError::Step { .. } | FsError::Namespace(_) => false,
+        }
+    }
+}
+
+/// The file in an image folder that says which file system it holds, so that
+/// `trees unmount` only ever undoes what `trees build --fs` made.
+pub const MARKER: &str = "eqcheck-image";
+
+/// A tree built onto a file system of its own: the image, its mounts and the
+/// folder that holds them, all undone when dropped unless kept.
+#[derive(Debug)]
+pub struct OnImage {
+    inner: os::Mounted,
+    skipped: Vec<Skipped>,
+}
+
+impl OnImage {
+    /// Builds `spec` onto a fresh `fs` in `dir`, which must not exist yet: the
+    /// image file, the staging folders it needs and the mount point all go there,
+    /// and the tree's root is a folder inside the mount. Everything made is
+    /// registered to be undone on an interrupt.
+    pub fn build(fs: FileSystem, spec: &TreeSpec, dir: &Path) -> Result<OnImage, FsError> {
+        let (inner, skipped) = os::build(fs, spec, dir)?;
+        Ok(OnImage { inner, skipped })
+    }
+
+    /// Where the arms find the tree.
+    pub fn root(&self) -> &Path {
+        self.inner.root()
+    }
+
+    /// The mount point (the root's parent's mount), as `trees build` prints it.
+    pub fn mount_point(&self) -> &Path {
+        self.inner.mount_point()
+    }
+
+    pub fn file_system(&self) -> FileSystem {
+        self.inner.file_system()
+    }
+
+    /// Entries (or attributes) the file system could not hold.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// Leaves everything mounted when dropped, for `trees build --fs`: `trees
+    /// unmount` undoes it later.
+    pub fn keep(&mut self) {
+        self.inner.keep();
+    }
+
+    /// Unmounts, detaches and removes now, saying what failed.
+    pub fn take_down(self) -> Result<(), FsError> {
+        self.inner.take_down()
+    }
+}
+
+/// `eqcheck trees unmount DIR`: undoes a `trees build --fs … --into DIR`.
+pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
+    os::unmount_kept(dir)
+}

@@ -1,0 +1,361 @@
+//! `eqcheck trees build NAME --fs FS --into DIR` and `eqcheck trees unmount DIR`:
+//! for every file system, the tree lands on a fresh mount of that type holding the
+//! same entries as a native build (less what the file system cannot hold, each
+//! named), and unmounting leaves no mount, no loop device and no folder. Each
+//! file system is its own test, run inside `unshare --mount --propagation
+//! private`, so a failure names it and no mount outlives the test.
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::util::{eqcheck, lossy, skip_unless, temp_dir, Capability, Cmd};
+
+/// The script run in the namespace: build, say where and what, list the tree,
+/// take it down, and say what is left.
+const SCRIPT: &str = r#"
+set -u
+root=$("$EQCHECK" trees build basic --fs "$FS" --into "$DIR/image") || exit 10
+echo "root=$root"
+echo "type=$(findmnt -n -o FSTYPE --target "$root")"
+(cd "$root" && find . -mindepth 1 | sort) > "$DIR/listed" || exit 11
+"$EQCHECK" trees unmount "$DIR/image" || exit 12
+echo "left=$(test -e "$DIR/image" && echo folder)$(grep -c " $DIR/image" /proc/self/mountinfo)"
+"#;
+
+/// The mount types a file system may show, by its `--fs` name (FUSE or the
+/// kernel's driver for exFAT and FAT, whichever this machine has).
+fn mount_types(fs: &str) -> &'static [&'static str] {
+    match fs {
+        "ext4" => &["ext4"],
+        "ext2-nodtype" => &["ext2"],
+        "xfs" => &["xfs"],
+        "btrfs" => &["btrfs"],
+        "tmpfs" => &["tmpfs"],
+        "overlay" => &["overlay"],
+        "squashfs" => &["squashfs"],
+        "exfat" => &["fuseblk", "exfat"],
+        "vfat" => &["fuse", "fuse.fusefat", "vfat"],
+        _ => &[],
+    }
+}
+
+/// What `basic` holds on a file system without limits: a native build's entries.
+fn native_entries(scratch: &Path) -> BTreeSet<String> {
+    let into = scratch.join("native");
+    let out = Cmd::new(eqcheck())
+        .args(["trees", "build", "basic", "--into"])
+        .arg(&into)
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    let listed = Cmd::new("find")
+        .arg(".")
+        .args(["-mindepth", "1"])
+        .cwd(&into)
+        .output();
+    lossy(&listed.stdout).lines().map(str::to_string).collect()
+}
+
+fn check(fs: &str) {
+    let needs = [
+        Capability::Root,
+        Capability::PrivateMounts,
+        Capability::Program("findmnt"),
+        Capability::FileSystemImage(fs),
+    ];
+    if needs.into_iter().any(skip_unless) {
+        return;
+    }
+    let scratch = temp_dir();
+    let expected = native_entries(scratch.path());
+    let out = Cmd::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", SCRIPT])
+        .env("EQCHECK", eqcheck())
+        .env("FS", fs)
+        .env("DIR", scratch.path())
+        .output();
+    let stdout = lossy(&out.stdout);
+    assert_eq!(out.code, Some(0), "{out}");
+    let said = |key: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key}= line\n{out}"))
+            .to_string()
+    };
+    let mount_type = said("type");
+    assert!(
+        mount_types(fs).contains(&mount_type.as_str()),
+        "--fs {fs} mounted {mount_type}\n{out}"
+    );
+    assert_eq!(said("left"), "0", "something left after unmount\n{out}");
+    let listed: BTreeSet<String> = std::fs::read_to_string(scratch.path().join("listed"))
+        .expect("the listing")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let skipped = lossy(&out.stderr);
+    for missing in expected.difference(&listed) {
+        let path = missing.trim_start_matches("./");
+        assert!(
+            skipped.contains(&format!("skipped `{path}`"))
+                || expected_parent_skipped(path, &skipped),
+            "--fs {fs}: {path} missing and not said skipped\n{out}"
+        );
+    }
+    assert!(
+        listed.is_subset(&expected),
+        "--fs {fs}: entries a native build lacks: {:?}",
+        listed.difference(&expected).collect::<Vec<_>>()
+    );
+    assert_no_loop_device_on(scratch.path());
+}
+
+/// An entry inside a skipped folder is covered by the folder's skip.
+fn expected_parent_skipped(path: &str, skipped: &str) -> bool {
+    let mut parent = Path::new(path).parent();
+    while let Some(folder) = parent.filter(|p| !p.as_os_str().is_empty()) {
+        if skipped.contains(&format!("skipped `{}`", folder.display())) {
+            return true;
+        }
+        parent = folder.parent();
+    }
+    false
+}
+
+/// Loop devices are the host's, not the namespace's: none may still hold an image
+/// under `scratch`.
+fn assert_no_loop_device_on(scratch: &Path) {
+    let Ok(devices) = std::fs::read_dir("/sys/block") else {
+        return;
+    };
+    for device in devices.flatten() {
+        let backing = device.path().join("loop/backing_file");
+        if let Ok(file) = std::fs::read_to_string(&backing) {
+            assert!(
+                !file.trim().starts_with(&scratch.display().to_string()),
+                "{} still holds {}",
+                device.path().display(),
+                file.trim()
+            );
+        }
+    }
+}
+
+#[test]
+fn ext4() {
+    check("ext4");
+}
+
+#[test]
+fn ext2_without_filetype() {
+    check("ext2-nodtype");
+}
+
+#[test]
+fn xfs() {
+    check("xfs");
+}
+
+#[test]
+fn btrfs() {
+    check("btrfs");
+}
+
+#[test]
+fn tmpfs() {
+    check("tmpfs");
+}
+
+#[test]
+fn overlay() {
+    check("overlay");
+}
+
+#[test]
+fn squashfs() {
+    check("squashfs");
+}
+
+#[test]
+fn exfat() {
+    check("exfat");
+}
+
+/// Where the kernel has no vfat driver there is no FAT to test (fusefat shows
+/// 8.3 names in upper case), and asking for it must say so.
+#[test]
+fn vfat() {
+    let kernel_has_vfat = std::fs::read_to_string("/proc/filesystems").is_ok_and(|known| {
+        known
+            .lines()
+            .any(|l| l.split_whitespace().last() == Some("vfat"))
+    });
+    if kernel_has_vfat || skip_unless(Capability::Root) {
+        return check("vfat");
+    }
+    let scratch = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args(["trees", "build", "basic", "--fs", "vfat", "--into"])
+        .arg(scratch.path().join("x"))
+        .output();
+    assert_eq!(out.code, Some(2), "{out}");
+    let said = lossy(&out.stderr);
+    assert!(
+        said.contains("no vfat driver") && said.contains("fusefat"),
+        "{out}"
+    );
+    assert!(!scratch.path().join("x").exists(), "{out}");
+}
+
+#[test]
+fn unknown_and_native_file_systems_and_foreign_folders_are_refused_clearly() {
+    let scratch = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args(["trees", "build", "basic", "--fs", "zfs", "--into"])
+        .arg(scratch.path().join("x"))
+        .output();
+    assert_eq!(out.code, Some(2), "{out}");
+    assert!(
+        lossy(&out.stderr).contains("unknown file system `zfs`"),
+        "{out}"
+    );
+    let out = Cmd::new(eqcheck())
+        .args(["trees", "unmount"])
+        .arg(scratch.path())
+        .output();
+    assert_eq!(out.code, Some(2), "{out}");
+    assert!(lossy(&out.stderr).contains("was not made by"), "{out}");
+    assert!(
+        scratch.path().exists(),
+        "a folder it did not make was touched"
+    );
+    let out = Cmd::new(eqcheck())
+        .args(["--tree", "basic", "--fs", "native,zfs"])
+        .output();
+    assert_eq!(out.code, Some(2), "{out}");
+    assert!(
+        lossy(&out.stderr).contains("--fs: unknown file system `zfs`"),
+        "{out}"
+    );
+    let toml = "trees = [\"basic\"]\nfs = [\"ext4\", \"zfs\"]\n";
+    std::fs::write(scratch.path().join("eqcheck.toml"), toml).unwrap();
+    let out = Cmd::new(eqcheck()).cwd(scratch.path()).output();
+    assert_eq!(out.code, Some(2), "{out}");
+    let said = lossy(&out.stderr);
+    assert!(
+        said.contains("eqcheck.toml:2:15: fs: unknown file system `zfs`"),
+        "the toml's error does not point at the word\n{out}"
+    );
+}
+
+/// The loop devices whose image file lies under `dir`.
+fn loop_devices_under(dir: &Path) -> Vec<String> {
+    let Ok(devices) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let dir = dir.display().to_string();
+    devices
+        .flatten()
+        .filter_map(|d| std::fs::read_to_string(d.path().join("loop/backing_file")).ok())
+        .filter(|file| file.trim().starts_with(&dir))
+        .collect()
+}
+
+/// `--fs` makes a tree per file system, `TREE@FS` in case ids and reports, each
+/// built on its own mount; and after the run nothing is mounted, attached or left
+/// in the temp folder.
+#[test]
+fn a_run_over_several_file_systems_names_each_and_leaves_nothing() {
+    let needs = [
+        Capability::Root,
+        Capability::FileSystemImage("ext4"),
+        Capability::FileSystemImage("tmpfs"),
+    ];
+    if needs.into_iter().any(skip_unless) {
+        return;
+    }
+    let tmp = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args([
+            "--tree",
+            "basic",
+            "--fs",
+            "native,ext4,tmpfs",
+            "--sets",
+            "sizes",
+        ])
+        .args(["--json", "-"])
+        .env("TMPDIR", tmp.path())
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    let report = crate::util::json_report(&out);
+    let trees: Vec<(String, String)> = (report["trees"].as_array().expect("trees").iter())
+        .map(|t| {
+            let name = t["name"].as_str().unwrap_or_default().to_string();
+            (
+                name,
+                t["file_system"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = trees.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["basic", "basic@ext4", "basic@tmpfs"], "{out}");
+    assert_eq!(trees[2].1, "tmpfs", "basic@tmpfs was not on a tmpfs\n{out}");
+    let cases = report["cases"].as_array().expect("cases");
+    assert!(
+        cases
+            .iter()
+            .any(|c| c["id"].as_str().unwrap_or("").starts_with("basic@ext4:")),
+        "no case id names the file system\n{out}"
+    );
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "temp folder not emptied"
+    );
+    assert_eq!(loop_devices_under(tmp.path()), Vec::<String>::new());
+}
+
+/// SIGINT and SIGTERM in the middle of a run on images unmount them, detach their
+/// loop devices and remove them, as they remove temp trees.
+#[test]
+fn an_interrupted_run_on_images_leaves_no_mount_loop_device_or_image() {
+    use crate::guard::{libc_signal, processes_mentioning, send, wait_until};
+    if [Capability::Root, Capability::FileSystemImage("ext4")]
+        .into_iter()
+        .any(skip_unless)
+    {
+        return;
+    }
+    let sleeper = crate::util::double("sleep 600");
+    for signal in [libc_signal::INT, libc_signal::TERM] {
+        let tmp = temp_dir();
+        let logs = temp_dir();
+        let mut child = std::process::Command::new(eqcheck())
+            .args(["--ref", &sleeper, "--cand", &sleeper, "--timeout", "900"])
+            .args(["--tree", "basic", "--fs", "ext4", "--sets", "sizes"])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
+            .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
+            .spawn()
+            .unwrap();
+        let marker = tmp.path().to_string_lossy().into_owned();
+        wait_until("the arms run on the image", || {
+            processes_mentioning(&format!("{marker}/eqc-run")).len() >= 2
+        });
+        assert_eq!(
+            loop_devices_under(tmp.path()).len(),
+            1,
+            "the image is attached"
+        );
+        send(child.id(), signal);
+        let status = child.wait().unwrap();
+        let said = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
+        assert_eq!(status.code(), Some(128 + signal), "{said}");
+        wait_until("the loop device detaches", || {
+            loop_devices_under(tmp.path()).is_empty()
+        });
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "signal {signal} left {left:?}\n{said}");
+    }
+}
