@@ -10,9 +10,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{FileSystem, FsError, MARKER};
+use super::{build_at, image_bytes, interrupted, make_own_folder, FileSystem, FsError, MARKER};
 use crate::cleanup;
-use crate::fixtures::{self, FixtureError, Footprint, Skipped, TreeSpec};
+use crate::fixtures::{self, Footprint, Skipped, TreeSpec};
 
 /// How many mounts deep `trees unmount` digs on one mount point.
 const MAX_STACKED: usize = 64;
@@ -70,6 +70,7 @@ pub fn unavailable(fs: FileSystem) -> Option<String> {
 fn tools(fs: FileSystem) -> &'static [&'static str] {
     match fs {
         FileSystem::Native | FileSystem::Tmpfs | FileSystem::Overlay => &["mount"],
+        FileSystem::Apfs | FileSystem::Hfsplus => &["hdiutil"],
         FileSystem::Ext4 => &["mount", "mkfs.ext4"],
         FileSystem::Ext2NoDtype => &["mount", "mkfs.ext2"],
         FileSystem::Xfs => &["mount", "mkfs.xfs"],
@@ -83,6 +84,7 @@ fn tools(fs: FileSystem) -> &'static [&'static str] {
 fn package(fs: FileSystem) -> &'static str {
     match fs {
         FileSystem::Native | FileSystem::Tmpfs | FileSystem::Overlay => "mount",
+        FileSystem::Apfs | FileSystem::Hfsplus => "none: macOS only",
         FileSystem::Ext4 | FileSystem::Ext2NoDtype => "e2fsprogs",
         FileSystem::Xfs => "xfsprogs",
         FileSystem::Btrfs => "btrfs-progs",
@@ -96,6 +98,8 @@ fn package(fs: FileSystem) -> &'static str {
 fn kernel_name(fs: FileSystem) -> &'static str {
     match fs {
         FileSystem::Native => "",
+        FileSystem::Apfs => "apfs",
+        FileSystem::Hfsplus => "hfsplus",
         FileSystem::Ext4 | FileSystem::Ext2NoDtype => "ext4",
         FileSystem::Xfs => "xfs",
         FileSystem::Btrfs => "btrfs",
@@ -337,26 +341,6 @@ fn run(fs: FileSystem, tool: &str, args: &[OsString]) -> Result<(), FsError> {
     )))
 }
 
-/// The size of an image for a tree: its bytes and a block per entry, half as much
-/// again, and room for the file system's own structures, never below what the
-/// file system's `mkfs` accepts. The file is sparse: only what is written costs
-/// disk.
-fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
-    const MIB: u64 = 1 << 20;
-    let floor = match fs {
-        FileSystem::Xfs => 320 * MIB,
-        FileSystem::Btrfs => 256 * MIB,
-        _ => 64 * MIB,
-    };
-    let payload = footprint
-        .bytes
-        .saturating_add(footprint.entries.saturating_mul(4096));
-    payload
-        .saturating_add(payload / 2)
-        .saturating_add(64 * MIB)
-        .max(floor)
-}
-
 pub fn build(
     fs: FileSystem,
     spec: &TreeSpec,
@@ -389,49 +373,6 @@ pub fn build(
         _ => on_image(&mut mounted, spec, footprint)?,
     };
     Ok((mounted, skipped))
-}
-
-fn interrupted() -> io::Error {
-    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
-}
-
-/// `dir` made by this call, so two builds into one folder never share it and a
-/// folder someone else made is never removed.
-fn make_own_folder(dir: &Path, spec: &TreeSpec) -> Result<(), FsError> {
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| FixtureError::Temp {
-            name: spec.name.clone(),
-            source,
-        })?;
-    }
-    match std::fs::create_dir(dir) {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-            Err(FixtureError::Exists(dir.to_path_buf()).into())
-        }
-        Err(source) => Err(FixtureError::Temp {
-            name: spec.name.clone(),
-            source,
-        }
-        .into()),
-    }
-}
-
-/// The tree's root made searchable by everyone (arms may run unprivileged) and
-/// the spec built into it.
-fn build_at(root: &Path, spec: &TreeSpec, fs: FileSystem) -> Result<Vec<Skipped>, FsError> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let holds = fs.holds();
-    let searchable = || std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755));
-    std::fs::DirBuilder::new()
-        .mode(0o755)
-        .create(root)
-        .and_then(|()| if holds.modes { searchable() } else { Ok(()) })
-        .map_err(|source| FixtureError::Temp {
-            name: spec.name.clone(),
-            source,
-        })?;
-    Ok(fixtures::build_into(spec, root, &holds)?)
 }
 
 fn on_tmpfs(

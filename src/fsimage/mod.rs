@@ -3,22 +3,32 @@
 //! image of one, mounted, and taken down again (unmounted, its loop device
 //! detached, its image removed) when dropped or on an interrupt. `native` is the
 //! temp folder's own file system, as a run without `--fs` uses. Images need Linux
-//! and root; everywhere else only `native` exists.
+//! and root (loop devices, FUSE, a private mount namespace), or macOS (`hdiutil`
+//! disk images, any user); everywhere else only `native` exists.
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as os;
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 use unsupported as os;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+use crate::fixtures::{self, FixtureError, Footprint};
 use crate::fixtures::{Holds, Skipped, TreeSpec};
+#[cfg(unix)]
+use std::io;
 
 /// A file system a tree can be built on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -36,15 +46,19 @@ pub enum FileSystem {
     Overlay,
     /// Read-only, built from a staged copy.
     Squashfs,
-    /// Through FUSE on a loop device.
+    /// Through FUSE on a loop device (Linux), or an `hdiutil` image (macOS).
     Exfat,
     /// FAT32, through the kernel's driver.
     Vfat,
+    /// macOS: an `hdiutil` image of APFS, case-insensitive as macOS makes it.
+    Apfs,
+    /// macOS: an `hdiutil` image of journaled HFS+, case-insensitive.
+    Hfsplus,
 }
 
 impl FileSystem {
-    /// Every file system, in the order `all` runs them.
-    pub const ALL: [FileSystem; 10] = [
+    /// Every file system, in the order `all` runs them (those of this platform).
+    pub const ALL: [FileSystem; 12] = [
         FileSystem::Native,
         FileSystem::Ext4,
         FileSystem::Ext2NoDtype,
@@ -55,6 +69,8 @@ impl FileSystem {
         FileSystem::Squashfs,
         FileSystem::Exfat,
         FileSystem::Vfat,
+        FileSystem::Apfs,
+        FileSystem::Hfsplus,
     ];
 
     /// The name `--fs` takes and reports and case ids show.
@@ -70,12 +86,25 @@ impl FileSystem {
             FileSystem::Squashfs => "squashfs",
             FileSystem::Exfat => "exfat",
             FileSystem::Vfat => "vfat",
+            FileSystem::Apfs => "apfs",
+            FileSystem::Hfsplus => "hfsplus",
         }
     }
 
     /// The file system a name stands for.
     pub fn named(name: &str) -> Option<FileSystem> {
         FileSystem::ALL.into_iter().find(|fs| fs.name() == name)
+    }
+
+    /// Whether this platform makes it at all: the Linux file systems on Linux,
+    /// APFS and HFS+ on macOS (exFAT and `native` on both).
+    pub fn of_this_platform(self) -> bool {
+        let macos_only = matches!(self, FileSystem::Apfs | FileSystem::Hfsplus);
+        match self {
+            FileSystem::Native | FileSystem::Exfat => true,
+            _ if cfg!(target_os = "macos") => macos_only,
+            _ => !macos_only,
+        }
     }
 
     /// Whether the tree is built onto an image (or a mount) of its own.
@@ -89,6 +118,8 @@ impl FileSystem {
         match self {
             FileSystem::Exfat => Holds::fat_like("exfat"),
             FileSystem::Vfat => Holds::fat_like("vfat"),
+            FileSystem::Apfs => Holds::case_folding("apfs"),
+            FileSystem::Hfsplus => Holds::case_folding("hfsplus"),
             _ => Holds::EVERYTHING,
         }
     }
@@ -114,7 +145,9 @@ pub fn parse_list(list: &str) -> Result<Vec<FileSystem>, String> {
     let mut chosen = Vec::new();
     for word in list.split(',').map(str::trim) {
         let more: Vec<FileSystem> = match word {
-            "all" => FileSystem::ALL.to_vec(),
+            "all" => (FileSystem::ALL.into_iter())
+                .filter(|fs| fs.of_this_platform())
+                .collect(),
             _ => match FileSystem::named(word) {
                 Some(fs) => vec![fs],
                 None => {
@@ -145,6 +178,12 @@ pub fn images_refused() -> Option<String> {
 pub fn unavailable(fs: FileSystem) -> Option<String> {
     match fs {
         FileSystem::Native => None,
+        _ if !fs.of_this_platform() => Some(match fs {
+            FileSystem::Apfs | FileSystem::Hfsplus => {
+                "made with macOS's hdiutil: macOS only".into()
+            }
+            _ => "a Linux file system: made on Linux only".into(),
+        }),
         _ => os::unavailable(fs),
     }
 }
@@ -243,4 +282,74 @@ impl OnImage {
 /// `eqcheck trees unmount DIR`: undoes a `trees build --fs … --into DIR`.
 pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
     os::unmount_kept(dir)
+}
+
+// What both image makers share: sizing an image, making its folder, building the
+// tree at a root inside the mount.
+
+/// The size of an image for a tree: its bytes and a block per entry, half as much
+/// again, and room for the file system's own structures, never below what the
+/// file system's `mkfs` accepts. The file is sparse: only what is written costs
+/// disk.
+#[cfg(unix)]
+fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
+    const MIB: u64 = 1 << 20;
+    let floor = match fs {
+        FileSystem::Xfs => 320 * MIB,
+        FileSystem::Btrfs => 256 * MIB,
+        _ => 64 * MIB,
+    };
+    let payload = footprint
+        .bytes
+        .saturating_add(footprint.entries.saturating_mul(4096));
+    payload
+        .saturating_add(payload / 2)
+        .saturating_add(64 * MIB)
+        .max(floor)
+}
+
+#[cfg(unix)]
+fn interrupted() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
+}
+
+/// `dir` made by this call, so two builds into one folder never share it and a
+/// folder someone else made is never removed.
+#[cfg(unix)]
+fn make_own_folder(dir: &Path, spec: &TreeSpec) -> Result<(), FsError> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        })?;
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            Err(FixtureError::Exists(dir.to_path_buf()).into())
+        }
+        Err(source) => Err(FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        }
+        .into()),
+    }
+}
+
+/// The tree's root made searchable by everyone (arms may run unprivileged) and
+/// the spec built into it.
+#[cfg(unix)]
+fn build_at(root: &Path, spec: &TreeSpec, fs: FileSystem) -> Result<Vec<Skipped>, FsError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let holds = fs.holds();
+    let searchable = || std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755));
+    std::fs::DirBuilder::new()
+        .mode(0o755)
+        .create(root)
+        .and_then(|()| if holds.modes { searchable() } else { Ok(()) })
+        .map_err(|source| FixtureError::Temp {
+            name: spec.name.clone(),
+            source,
+        })?;
+    Ok(fixtures::build_into(spec, root, &holds)?)
 }
