@@ -14,6 +14,7 @@ mod flagsets;
 mod guard;
 mod guide;
 mod hardening;
+mod hostile_input;
 mod identity;
 mod probe;
 mod project;
