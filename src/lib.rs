@@ -4,8 +4,8 @@
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
 //! → normalize → outcome`, `{cli, settings, matrix} → build → outcome` (a program
-//! built from a git revision), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` sits at the bottom
-//! for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
+//! built from a git revision), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` and `userfile` sit at the
+//! bottom for all, and `cleanup`, which any layer may call, uses only `walk`. `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
 pub mod bench;
@@ -22,4 +22,5 @@ pub mod outcome;
 pub mod probe;
 pub mod report;
 pub mod settings;
+pub mod userfile;
 pub mod walk;

@@ -6,6 +6,9 @@
 //! a CR. Every parser must return (an error or a value), never panic, and answer each
 //! input well within [`HANG_GUARD`]: a guard against hangs, not a speed target. The
 //! seed is fixed, so a run is the same on every machine and a failure repeats.
+//! The files they read must be regular files: a FIFO or a device given as the
+//! config, a flag-set file or a shard's report is refused with exit 2, not read
+//! forever.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -305,4 +308,79 @@ fn near_valid_documents_keep_most_of_their_lines_parsable() {
         "size=1e300 count=1e300"
     );
     assert_eq!(Mutation::Truncate.apply("abc", "", 2), "ab");
+}
+
+/// Runs eqcheck in `cwd`, failing the test when it is still running after
+/// [`FILE_GUARD`] (a read of a FIFO waits for a writer that never comes).
+#[cfg(unix)]
+fn run_guarded(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(crate::util::eqcheck())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > FILE_GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} was still reading after {FILE_GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// How long eqcheck may take to refuse a file that is not a regular one.
+#[cfg(unix)]
+const FILE_GUARD: Duration = Duration::from_secs(10);
+
+#[cfg(unix)]
+#[test]
+fn a_config_flag_set_file_or_report_that_is_not_a_regular_file_is_refused() {
+    let dir = crate::util::temp_dir();
+    let fifo = |name: &str| {
+        let made = crate::util::Cmd::new("mkfifo")
+            .arg(dir.path().join(name))
+            .output();
+        crate::util::assert_exit(&made, 0);
+    };
+    fifo("eqcheck.toml");
+    fifo("pipe.sets");
+    // The null device reads as empty: read, it would pass for an empty file,
+    // where `/dev/zero` would fill memory until the guard ends the test.
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[],
+            "cannot read eqcheck.toml: not a regular file, but a FIFO",
+        ),
+        (
+            &["--config", "/dev/null", "--sets", "nosuchgroup"],
+            "not a regular file, but a device",
+        ),
+        (
+            &["--no-config", "--sets", "./pipe.sets"],
+            "not a regular file, but a FIFO",
+        ),
+        (
+            &["--no-config", "--flagsets", "/dev/null"],
+            "not a regular file, but a device",
+        ),
+        (&["merge", "/dev/null"], "not a regular file, but a device"),
+    ];
+    for (args, expected) in cases {
+        let (code, said) = run_guarded(dir.path(), args);
+        assert_eq!(code, Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains(expected),
+            "{args:?}: expected {expected:?}: {said}"
+        );
+    }
 }

@@ -113,7 +113,7 @@ pub fn find(named: Option<&Path>, disabled: bool) -> Result<Option<ProjectFile>,
         return Ok(None);
     }
     let path = named.unwrap_or(Path::new(FILE_NAME));
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::userfile::read_to_string(path) {
         Ok(text) => text,
         Err(err) if named.is_none() && err.kind() == std::io::ErrorKind::NotFound => {
             return Ok(None)
