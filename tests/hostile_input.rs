@@ -1,7 +1,8 @@
-//! Hostile input to the three parsers a user's files reach: tree specs, flag-set
-//! files and `eqcheck.toml`. Each gets random bytes, random noise made of the
-//! characters their syntax cares about, and near-valid documents: real lines from
-//! `trees/`, `flagsets/` and the config's documented example, each kept, cut short,
+//! Hostile input to the parsers a user's files reach: tree specs, flag-set files,
+//! `eqcheck.toml`, and the NDJSON dump a lister gives `eqcheck probe`. Each gets
+//! random bytes, random noise made of the characters their syntax cares about, and
+//! near-valid documents: real lines from `trees/`, `flagsets/`, the config's
+//! documented example and the dump format's, each kept, cut short,
 //! doubled, spliced with another, given huge or odd numbers, odd Unicode, a NUL or
 //! a CR. Every parser must return (an error or a value), never panic, and answer each
 //! input well within [`HANG_GUARD`]: a guard against hangs, not a speed target. The
@@ -73,6 +74,16 @@ fn toml_lines() -> Vec<&'static str> {
         .collect();
     assert!(example.len() > 10, "the config example was not found");
     example
+}
+
+/// The example records of the lister dump format, from its documentation.
+fn dump_lines() -> Vec<&'static str> {
+    let lines: Vec<&'static str> = include_str!("../docs/probe.md")
+        .lines()
+        .filter(|line| line.starts_with("{\""))
+        .collect();
+    assert!(lines.len() >= 3, "the dump examples were not found");
+    lines
 }
 
 fn lines_of(texts: &[&'static str]) -> Vec<&'static str> {
@@ -239,6 +250,11 @@ fn flag_sets(text: &str) -> bool {
     eqcheck::flagset::parse("hostile.sets", text).is_ok()
 }
 
+fn dump(text: &str) -> bool {
+    let root = Path::new("/hostile/root");
+    eqcheck::probe::lister::read(text.as_bytes(), root).is_ok()
+}
+
 fn project(text: &str) -> bool {
     eqcheck::settings::file::parse(Path::new("eqcheck.toml"), text).is_ok()
 }
@@ -290,6 +306,21 @@ proptest! {
     fn configs_survive_near_valid_lines(text in near_valid(toml_lines())) {
         survives(&text, project)?;
     }
+
+    #[test]
+    fn lister_dumps_survive_random_bytes(text in random_bytes()) {
+        survives(&text, dump)?;
+    }
+
+    #[test]
+    fn lister_dumps_survive_syntax_noise(text in syntax_noise()) {
+        survives(&text, dump)?;
+    }
+
+    #[test]
+    fn lister_dumps_survive_near_valid_lines(text in near_valid(dump_lines())) {
+        survives(&text, dump)?;
+    }
 }
 
 #[test]
@@ -303,6 +334,7 @@ fn near_valid_documents_keep_most_of_their_lines_parsable() {
     );
     assert!(project(&toml_lines().join("\n")));
     assert!(flag_sets(include_str!("../flagsets/walk.sets")));
+    assert!(dump(&dump_lines().join("\n")));
     assert_eq!(
         huge_numbers("size=12 count=3", "1e300"),
         "size=1e300 count=1e300"
