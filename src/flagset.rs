@@ -170,7 +170,7 @@ pub fn builtin(name: &str) -> Option<FlagSetFile> {
 /// Reads and parses a flag-set file from disk.
 pub fn load(path: &Path) -> Result<FlagSetFile, FlagSetError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| FlagSetError::Read {
+    let text = crate::userfile::read_to_string(path).map_err(|source| FlagSetError::Read {
         file: file.clone(),
         source,
     })?;

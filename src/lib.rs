@@ -4,8 +4,9 @@
 //!
 //! Dependencies point one way: `cli → settings → {matrix, walk, fixtures} → flagset
 //! → normalize → outcome`, `{cli, settings, matrix} → build → outcome` (a program
-//! built from a git revision), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` sits at the bottom
-//! for all, and `cleanup`, which any layer may call, uses only `walk` and `sweep` (ending what
+//! built from a git revision), `{cli, settings, matrix} → fsimage → fixtures` (trees on
+//! file-system images), `cli → report → outcome`, `cli → merge → outcome` and `cli → bench → matrix`; `exit` and `userfile` sit at the
+//! bottom for all, and `cleanup`, which any layer may call, uses only `walk` and `sweep` (ending what
 //! the arms' runs leave running). `walk`, `fixtures` and `flagset` never see the command line.
 //! `docs/architecture.md` draws the layers and says which module owns what.
 
@@ -25,4 +26,5 @@ pub mod probe;
 pub mod report;
 pub mod settings;
 pub mod sweep;
+pub mod userfile;
 pub mod walk;

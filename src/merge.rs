@@ -76,7 +76,7 @@ impl std::fmt::Display for Difference {
 
 /// Reads one shard's JSON report.
 pub fn read(path: &Path) -> Result<ShardReport, MergeError> {
-    let text = std::fs::read(path).map_err(|source| MergeError::Read {
+    let text = crate::userfile::read(path).map_err(|source| MergeError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -172,10 +172,14 @@ pub struct RuleAudit {
     pub groups: Vec<String>,
     /// Cases in which it changed something.
     pub cases_fired: usize,
-    /// Changes it made, summed over all cases, both arms and both streams.
+    /// Changes it made, summed over all cases, both arms and both streams. In a
+    /// case the trust check failed, a rule caught hiding a difference counts with
+    /// the changes it made to the altered copy it hid (even where the arms' own
+    /// outputs were equal and needed no rule): that is how the case used it.
     pub times_fired: usize,
     /// It never changed anything in this run: the run's trees and sets did not need
     /// it (a list with one item needs no sorting), or its pattern no longer matches.
+    /// Never true of a rule the trust check caught hiding a difference.
     pub unused: bool,
 }
 

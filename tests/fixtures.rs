@@ -20,6 +20,7 @@ use crate::util::{
 };
 
 mod kinds;
+mod room;
 
 /// Builds a spec given as text, written to `NAME.tree` in a fresh folder.
 fn build_text(name: &str, text: &str) -> BuiltTree {

@@ -218,6 +218,10 @@ fn a_configs_value_that_names_nothing_is_reported_at_its_place() {
             "eqcheck.toml:1:19: trees: unknown tree `nosuchtree` (known: ",
         ),
         (
+            "trees = [\"/\"]",
+            "eqcheck.toml:1:10: trees: /: the temp folder ",
+        ),
+        (
             "trees = [\"missing.tree\"]",
             "eqcheck.toml:1:10: trees: cannot read tree spec missing.tree: ",
         ),
@@ -318,4 +322,31 @@ fn a_bad_value_on_the_command_line_is_named_by_its_flag() {
     assert_exit(&out, 2);
     let expected = "eqcheck: --ref: program `bin/nope` does not exist";
     assert!(stderr(&out).starts_with(expected), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_config_tree_the_arm_user_cannot_reach_is_reported_at_its_place() {
+    // As root the arms run as an unprivileged user; a tree they may not list is
+    // refused at the config's line, not as if `--tree` had named it.
+    use crate::util::{skip_unless, Capability};
+    let dir = temp_dir();
+    if skip_unless(Capability::Root) || skip_unless(Capability::OthersCanReach(dir.path())) {
+        return;
+    }
+    write(dir.path(), "private/a", "x\n");
+    crate::util::set_mode(&dir.path().join("private"), 0o700);
+    write(
+        dir.path(),
+        "eqcheck.toml",
+        &config_with("trees = [\"private\"]"),
+    );
+    let out = eqcheck_in(dir.path(), &[]);
+    assert_exit(&out, 2);
+    let expected = "eqcheck.toml:1:10: trees: ";
+    assert!(
+        stderr(&out).contains(expected),
+        "expected {expected:?}\n{out}"
+    );
+    assert!(stderr(&out).contains("may not list"), "{out}");
 }

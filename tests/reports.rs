@@ -344,6 +344,56 @@ fn two_reports_on_stdout_or_an_unwritable_path_stop_the_run_before_it_starts() {
     assert!(witness.exists(), "the arm left no count\n{out}");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_report_inside_a_tree_the_arms_read_is_refused_before_the_run() {
+    // The report's staging folder would be made in the tree before the arms list
+    // it, and the report would be in the tree the next run reads.
+    let dir = temp_dir();
+    let tree = dir.path().join("web");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("page.html"), "<p>hi</p>\n").unwrap();
+    let tree_arg = tree.to_string_lossy().into_owned();
+    let sets = sets_file(dir.path(), "[only]\n(none)\n");
+    let witness = dir.path().join("ran");
+    let counter = double(&format!("drop-every 1 {}", witness.display()));
+    let inside = tree.join("r.json");
+    // A link outside the tree that leads into it is the file it leads to.
+    let link = dir.path().join("link.md");
+    std::os::unix::fs::symlink(tree.join("r.md"), &link).unwrap();
+    let run = |rest: &[&str]| {
+        Cmd::new(eqcheck())
+            .args(["--ref", &counter, "--cand", &counter, "--tree", &tree_arg])
+            .args(["--sets", &sets])
+            .args(rest)
+            .args(crate::util::as_root())
+            .output()
+    };
+    let canonical = tree.canonicalize().unwrap();
+    for (flag, path) in [("--json", &inside), ("--markdown", &link)] {
+        let path = path.to_string_lossy();
+        let out = run(&[flag, &path]);
+        assert_exit(&out, 2);
+        let message = format!("{flag} {path}: inside the tree {}", canonical.display());
+        assert!(text(&out.stderr).contains(&message), "{message:?}\n{out}");
+        assert!(!witness.exists(), "an arm ran\n{out}");
+        assert_eq!(names_in(&tree), ["page.html"], "{out}");
+    }
+    let inside = inside.to_string_lossy();
+    let out = Cmd::new(eqcheck())
+        .args(["probe", "--tree", &tree_arg, "--json", &inside])
+        .output();
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("inside the tree"), "{out}");
+    assert_eq!(names_in(&tree), ["page.html"], "{out}");
+    // Beside the tree is fine, and the arms ran.
+    let beside = dir.path().join("r.json");
+    let out = run(&["--json", &beside.to_string_lossy()]);
+    assert_exit(&out, 0);
+    assert!(witness.exists() && beside.exists(), "{out}");
+    assert_eq!(names_in(&tree), ["page.html"], "{out}");
+}
+
 #[test]
 fn in_github_actions_differences_are_annotated_and_the_summary_is_appended() {
     let dir = temp_dir();

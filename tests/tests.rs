@@ -15,6 +15,7 @@ mod flagsets;
 mod guard;
 mod guide;
 mod hardening;
+mod hostile_input;
 mod identity;
 mod images;
 mod output_cap;

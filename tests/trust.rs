@@ -35,6 +35,30 @@ fn a_mask_that_hides_a_changed_size_fails_the_trust_check() {
 }
 
 #[test]
+fn a_rule_caught_hiding_is_never_reported_unused() {
+    // Equal outputs need no rule to compare, but the trust check still finds the
+    // mask would hide a changed size: the report must not also call it unused.
+    let dir = temp_dir();
+    let rule = "[rule sizes]\nkind = mask\nstream = stdout\npattern = [0-9]+\n";
+    let sets = one_set_file(dir.path(), rule);
+    let same = double("print '4096\\n12\\n8\\n'");
+    let out = run_sets(&same, &same, &sets, &[]);
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let case = only_case(&report, &out);
+    let reason = case["verdict"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("normalizers hide differences"), "{out}");
+    let rules = report["rules"].as_array().expect("the rule audit");
+    let sizes = rules
+        .iter()
+        .find(|r| r["name"] == "sizes")
+        .expect("rule sizes");
+    assert_eq!(sizes["unused"], false, "{out}");
+    assert!(sizes["cases_fired"].as_u64() >= Some(1), "{out}");
+    assert!(!text_report(&out).contains("never fired"), "{out}");
+}
+
+#[test]
 fn a_mask_over_every_size_of_du_style_lines_fails_the_trust_check() {
     // Each line keeps its path, so a change sampled in a path is seen; but the
     // mask hides the size at the start of every line, and so every real change.

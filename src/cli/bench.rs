@@ -59,6 +59,7 @@ pub(super) fn bench(args: BenchArgs) -> Result<u8, Failure> {
         junit: None,
         color: crate::report::ColorChoice::Never,
         environment: crate::report::Environment::current(),
+        trees_read: super::trees_read(&resolved.matrix.trees),
     })
     .map_err(Failure::usage)?;
     let matrix = resolved.build_arms()?;

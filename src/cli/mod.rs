@@ -192,8 +192,10 @@ struct ReportArgs {
 
 impl ReportArgs {
     /// Opens every destination first: a bad path is a usage error before any work.
-    fn open(self) -> Result<crate::report::Reports, Failure> {
+    /// `trees_read`: the user's own trees, which no report may go into.
+    fn open(self, trees_read: Vec<PathBuf>) -> Result<crate::report::Reports, Failure> {
         crate::report::open(&crate::report::ReportRequest {
+            trees_read,
             json: self.json,
             markdown: self.markdown,
             junit: self.junit,
@@ -335,7 +337,7 @@ fn run(args: RunArgs) -> Result<u8, Failure> {
     let resolved = resolve_subject(&args.subject, layer, mode, args.keep, partition)?;
     // A bad report path is a usage error before any arm runs (or any build), not
     // after the whole matrix.
-    let reports = args.reports.open()?;
+    let reports = args.reports.open(trees_read(&resolved.matrix.trees))?;
     let matrix = resolved.build_arms()?;
     let outcome = crate::matrix::run(&matrix, reports.progress());
     reports.end_progress();
@@ -343,6 +345,17 @@ fn run(args: RunArgs) -> Result<u8, Failure> {
     let outcome = outcome.map_err(Failure::harness)?;
     reports.write(&outcome).map_err(Failure::harness)?;
     Ok(outcome.exit_code())
+}
+
+/// The existing folders among the trees, which the arms read and eqcheck never
+/// writes into (the built ones are eqcheck's own, in fresh temp folders).
+fn trees_read(trees: &[crate::matrix::TreeSource]) -> Vec<PathBuf> {
+    (trees.iter())
+        .filter_map(|tree| match tree {
+            crate::matrix::TreeSource::Existing { path, .. } => Some(path.clone()),
+            crate::matrix::TreeSource::Spec(_) | crate::matrix::TreeSource::Image { .. } => None,
+        })
+        .collect()
 }
 
 /// A matrix resolved from the command line over the project config, with what
@@ -409,7 +422,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::usage)?;
     let whole = crate::merge::merge(shards).map_err(Failure::usage)?;
-    let reports = args.reports.open()?;
+    let reports = args.reports.open(Vec::new())?;
     reports.write(&whole).map_err(Failure::harness)?;
     Ok(whole.exit_code())
 }

@@ -61,7 +61,8 @@ pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         Guard::Content => Some(crate::fixtures::fingerprint::Depth::Content),
         Guard::Off => None,
     };
-    let reports = ProbeReports::open(args.json.as_deref(), args.markdown.as_deref())
+    let trees_read = super::trees_read(&trees);
+    let reports = ProbeReports::open(args.json.as_deref(), args.markdown.as_deref(), &trees_read)
         .map_err(Failure::usage)?;
     let request = ProbeRequest {
         trees,

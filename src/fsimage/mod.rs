@@ -25,7 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
-use crate::fixtures::{self, FixtureError, Footprint};
+use crate::fixtures::{self, room::Footprint, FixtureError};
 use crate::fixtures::{Holds, Skipped, TreeSpec};
 #[cfg(unix)]
 use std::io;
@@ -287,10 +287,9 @@ pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
 // What both image makers share: sizing an image, making its folder, building the
 // tree at a root inside the mount.
 
-/// The size of an image for a tree: its bytes and a block per entry, half as much
-/// again, and room for the file system's own structures, never below what the
-/// file system's `mkfs` accepts. The file is sparse: only what is written costs
-/// disk.
+/// The size of an image for a tree: what it takes on disk, half as much again,
+/// and room for the file system's own structures, never below what the file
+/// system's `mkfs` accepts. The file is sparse: only what is written costs disk.
 #[cfg(unix)]
 fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
     const MIB: u64 = 1 << 20;
@@ -299,9 +298,7 @@ fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
         FileSystem::Btrfs => 256 * MIB,
         _ => 64 * MIB,
     };
-    let payload = footprint
-        .bytes
-        .saturating_add(footprint.entries.saturating_mul(4096));
+    let payload = footprint.bytes;
     payload
         .saturating_add(payload / 2)
         .saturating_add(64 * MIB)

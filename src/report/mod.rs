@@ -77,6 +77,9 @@ pub struct ReportRequest {
     pub junit: Option<PathBuf>,
     pub color: ColorChoice,
     pub environment: Environment,
+    /// The folders the arms read that eqcheck did not build (the user's own
+    /// trees). No report goes inside one: see [`inside_a_tree`].
+    pub trees_read: Vec<PathBuf>,
 }
 
 /// A report that cannot go where it was asked to: a usage error (exit 2) before
@@ -101,6 +104,12 @@ pub enum ReportError {
         first: &'static str,
         second: &'static str,
         path: PathBuf,
+    },
+    #[error("{flag} {}: inside the tree {}, which the arms read: eqcheck never writes into a tree it compares; write the report outside it", path.display(), tree.display())]
+    InsideTree {
+        flag: &'static str,
+        path: PathBuf,
+        tree: PathBuf,
     },
     #[error("cannot write the {format} report")]
     Write {
@@ -138,8 +147,8 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
     })
 }
 
-/// Refuses two reports on stdout, or two in one file (the second would replace
-/// the first); says whether a report takes stdout.
+/// Refuses two reports on stdout, two in one file (the second would replace the
+/// first), or one inside a tree the arms read; says whether a report takes stdout.
 fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
     let asked = [
         ("--json", &request.json),
@@ -161,6 +170,18 @@ fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
             Some((*flag, resolved(path)))
         })
         .collect();
+    for (flag, path) in asked {
+        let Some(path) = path.as_deref().filter(|p| !is_stdout(p)) else {
+            continue;
+        };
+        if let Some(tree) = inside_a_tree(path, &request.trees_read) {
+            return Err(ReportError::InsideTree {
+                flag,
+                path: path.to_path_buf(),
+                tree: tree.to_path_buf(),
+            });
+        }
+    }
     for (i, (first, path)) in files.iter().enumerate() {
         if let Some((second, _)) = files[i + 1..].iter().find(|(_, other)| other == path) {
             return Err(ReportError::OneFileTwice {
@@ -171,6 +192,21 @@ fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
         }
     }
     Ok(!on_stdout.is_empty())
+}
+
+/// The tree of `trees` that the report file at `path` (as [`resolved`]) would be
+/// written in. A report there would change the tree the arms compare: its staging
+/// folder is made before the run, in the report's folder, where the arms would list
+/// it (and the tree guard blame them), and the report itself would be in the tree
+/// the next run reads. Staging elsewhere would not help: the rename that puts the
+/// report in place needs the staging folder on the report's own file system, and
+/// the report still lands in the tree. A device or FIFO already there (written in
+/// place, never created) adds no entry and is let through.
+pub fn inside_a_tree<'a>(path: &Path, trees: &'a [PathBuf]) -> Option<&'a Path> {
+    let path = resolved(path);
+    let adds_an_entry = std::fs::metadata(&path).map_or(true, |meta| meta.is_file());
+    let tree = trees.iter().find(|tree| path.starts_with(tree))?;
+    adds_an_entry.then_some(tree.as_path())
 }
 
 /// The file a report path ends at, symlinks followed (dangling ones too, which

@@ -262,7 +262,21 @@ impl ProbeReports {
     pub fn open(
         json: Option<&std::path::Path>,
         markdown: Option<&std::path::Path>,
+        trees_read: &[std::path::PathBuf],
     ) -> io::Result<ProbeReports> {
+        for (flag, path) in [("--json", json), ("--markdown", markdown)] {
+            let Some(path) = path.filter(|p| !super::is_stdout(p)) else {
+                continue;
+            };
+            if let Some(tree) = super::inside_a_tree(path, trees_read) {
+                let message = format!(
+                    "{flag} {}: inside the tree {}, which the probe reads: eqcheck never writes into a tree it compares; write the report outside it",
+                    path.display(),
+                    tree.display()
+                );
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+            }
+        }
         if let (Some(a), Some(b)) = (json, markdown) {
             if a == b {
                 let message = format!("--json and --markdown both name {}", a.display());

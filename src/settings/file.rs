@@ -125,7 +125,7 @@ pub fn find(named: Option<&Path>, disabled: bool) -> Result<Option<ProjectFile>,
         return Ok(None);
     }
     let path = named.unwrap_or(Path::new(FILE_NAME));
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::userfile::read_to_string(path) {
         Ok(text) => text,
         Err(err) if named.is_none() && err.kind() == std::io::ErrorKind::NotFound => {
             return Ok(None)
@@ -202,26 +202,36 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
         build_program: build.program.map(given("build.program")),
     };
     if let Some(written_sets) = written.sets {
-        let span = written_sets.span();
-        let sets = given("sets")(written_sets);
-        // A flag-set file given as `sets` is the file's flag-set file, so that a
-        // command-line `--sets GROUP` selects groups from it. Which of the two it is
-        // must be known to merge, so a file that names two flag-set files is refused
-        // here, even where the command line would replace both.
-        if !sets.names_a_flag_set_file() {
-            options.sets = Some(sets);
-        } else if options.flagsets.is_some() {
-            let message = "sets: names a flag-set file, and so does `flagsets`: keep one \
-                           (`sets` may then name groups of it)";
-            return Err(at(path, text, span, message.into()));
-        } else {
-            options.flagsets = Some(sets);
-        }
+        take_sets(path, text, written_sets, &mut options)?;
     }
     Ok(ProjectFile {
         path: path.to_path_buf(),
         options,
     })
+}
+
+/// `sets` as written: groups of the flag-set file, or, when it names a file, the
+/// flag-set file itself, so that a command-line `--sets GROUP` selects groups from
+/// it. Which of the two it is must be known to merge, so a config that names two
+/// flag-set files is refused here, even where the command line would replace both.
+fn take_sets(
+    path: &Path,
+    text: &str,
+    written_sets: Spanned<String>,
+    options: &mut Layer,
+) -> Result<(), FileError> {
+    let span = written_sets.span();
+    let sets = spanned(path, text, "sets", written_sets);
+    if !sets.names_a_flag_set_file() {
+        options.sets = Some(sets);
+    } else if options.flagsets.is_some() {
+        let message = "sets: names a flag-set file, and so does `flagsets`: keep one \
+                       (`sets` may then name groups of it)";
+        return Err(at(path, text, span, message.into()));
+    } else {
+        options.flagsets = Some(sets);
+    }
+    Ok(())
 }
 
 fn spanned<T>(path: &Path, text: &str, key: &'static str, value: Spanned<T>) -> Given<T> {

@@ -61,6 +61,9 @@ pub enum SettingsError {
     },
     #[error("--self-check runs the reference against itself: give --ref alone, without --cand")]
     SelfCheckWithCandidate,
+    /// A spec's tree is larger than the temp folder's file system has room for.
+    #[error(transparent)]
+    NoRoom(fixtures::FixtureError),
     #[error("cannot find eqcheck's own executable for the default arms: {0}")]
     OwnExe(std::io::Error),
     #[error(
@@ -245,13 +248,21 @@ fn half_arms(one: &Given<String>, options: &Layer) -> SettingsError {
 }
 
 /// The trees named, each by a built-in name, a folder or a spec file, with names
-/// made distinct; the standard trees when none is named.
+/// made distinct; the standard trees when none is named. Each spec's tree must fit
+/// in the temp folder it will be built in, which is checked here, before anything
+/// is built (trees are built one at a time, each removed before the next).
 pub fn trees(named: &[Given<String>]) -> Result<Vec<TreeSource>, SettingsError> {
     let mut trees = match named.is_empty() {
         true => standard_trees()?,
         false => named.iter().map(tree).collect::<Result<_, _>>()?,
     };
     distinct_names(&mut trees);
+    let temp = std::env::temp_dir();
+    for tree in &trees {
+        if let TreeSource::Spec(spec) = tree {
+            fixtures::room::check(spec, &temp).map_err(SettingsError::NoRoom)?;
+        }
+    }
     Ok(trees)
 }
 

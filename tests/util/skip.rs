@@ -256,6 +256,12 @@ impl Mount {
         Mount::run(["-t", "tmpfs", "-o", "size=8m,mode=0755", "none"], at)
     }
 
+    /// A tmpfs at `at` that holds at most `inodes` inodes (its root included).
+    pub fn tmpfs_inodes(at: &Path, inodes: u32) -> Result<Mount, String> {
+        let options = format!("size=8m,mode=0755,nr_inodes={inodes}");
+        Mount::run(["-t", "tmpfs", "-o", &options, "none"], at)
+    }
+
     /// The same, mounted `noexec`: no program on it may run.
     pub fn noexec_tmpfs(at: &Path) -> Result<Mount, String> {
         Mount::run(

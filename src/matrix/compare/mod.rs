@@ -117,7 +117,7 @@ struct Judge<'a> {
     /// Why the case cannot be judged, once something says so.
     unjudgeable: Option<String>,
     /// The first stream whose rules the trust check caught hiding a difference.
-    hiding: Option<String>,
+    hiding: Option<trust::Hidden>,
 }
 
 /// Compares every run two arms made of one case; `reference[0]` and
@@ -217,7 +217,12 @@ impl Judge<'_> {
             Verdict::Identical
         };
         match self.hiding.take() {
-            Some(reason) => Ok((Verdict::Error { reason }, streams)),
+            Some(hidden) => Ok((
+                Verdict::Error {
+                    reason: hidden.reason,
+                },
+                streams,
+            )),
             None => Ok((verdict, streams)),
         }
     }

@@ -127,6 +127,9 @@ impl Judge<'_> {
         // both texts are at hand.
         if self.hiding.is_none() {
             self.hiding = self.hides_differences(stream, a, b);
+            if let Some(hidden) = &self.hiding {
+                self.tally.add(&hidden.rules);
+            }
         }
         if a == b {
             return Ok(plain(stream, StreamVerdict::Identical));

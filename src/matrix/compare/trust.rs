@@ -4,11 +4,20 @@
 //! different from the reference, or the rules in force hide differences.
 
 use super::{Judge, Stream};
+use crate::normalize::TREE_ROOT_RULE;
+
+/// What the trust check caught: why the case fails, and the rules that changed the
+/// altered copy they hid. The case counts those rules as fired, so the report never
+/// blames a rule for hiding a difference and calls it unused as well.
+pub(super) struct Hidden {
+    pub reason: String,
+    pub rules: Vec<(String, usize)>,
+}
 
 impl Judge<'_> {
-    /// The trust check for one stream: `Some(reason)` when the rules in force judge
-    /// a mutated candidate output equal to the reference.
-    pub(super) fn hides_differences(&self, stream: Stream, a: &[u8], b: &[u8]) -> Option<String> {
+    /// The trust check for one stream: `Some` when the rules in force judge a
+    /// mutated candidate output equal to the reference.
+    pub(super) fn hides_differences(&self, stream: Stream, a: &[u8], b: &[u8]) -> Option<Hidden> {
         let rules = self.rules.for_stream(stream);
         // The tree-root rewrite alone cannot hide a change: it maps one whole path
         // to one placeholder and leaves every other byte as it was.
@@ -16,14 +25,7 @@ impl Judge<'_> {
             return None;
         }
         let expected = self.normalize(a, stream, false).text;
-        let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
-        let hidden = |what: String| {
-            Some(format!(
-                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
-                stream.name(),
-                names.join(", ")
-            ))
-        };
+        let hidden = |what: String, fired| Some(self.blame(stream, what, fired));
         // One-byte changes in two samples. Over the whole text, at letters and
         // digits spread across it: the rules may not hide all of them (a rule that
         // hides nearly everything). Line by line, at the first and last byte of every
@@ -33,48 +35,86 @@ impl Judge<'_> {
         // A text that is all tree path has no place outside it to change, and a
         // change inside it always shows.
         let points = spread_points(b, &root_spans(b, self.root));
-        let hidden_everywhere = !points.is_empty()
-            && points
-                .iter()
-                .all(|&at| self.normalize(&mutated(b, at), stream, false).text == expected);
-        if hidden_everywhere {
-            return hidden(format!(
+        let mut everywhere = Vec::new();
+        for &at in &points {
+            let copy = self.normalize(&mutated(b, at), stream, false);
+            if copy.text != expected {
+                everywhere.clear();
+                break;
+            }
+            everywhere.push(copy.fired);
+        }
+        if let Some(fired) = everywhere.pop() {
+            let what = format!(
                 "the candidate's output with one byte changed (tried at {} places spread over it)",
                 points.len()
-            ));
+            );
+            return hidden(what, fired);
         }
         let lines = sampled_lines(b);
         if !lines.is_empty() {
-            let hiding: Vec<usize> = lines
+            let hiding: Vec<(usize, Vec<(String, usize)>)> = lines
                 .iter()
-                .filter(|(_, line)| self.hides_in_line(stream, line))
-                .map(|(number, _)| *number)
+                .filter_map(|(number, line)| Some((*number, self.hides_in_line(stream, line)?)))
                 .collect();
             if hiding.len() * 2 > lines.len() {
-                let shown: Vec<String> = hiding.iter().take(5).map(usize::to_string).collect();
-                return hidden(format!(
+                let shown: Vec<String> =
+                    hiding.iter().take(5).map(|(n, _)| n.to_string()).collect();
+                let what = format!(
                     "the candidate's output with one byte changed in a word of a line (hidden in {} of {} lines sampled: lines {}…)",
                     hiding.len(),
                     lines.len(),
                     shown.join(", ")
-                ));
+                );
+                let fired = hiding.into_iter().next().map(|(_, fired)| fired);
+                return hidden(what, fired.unwrap_or_default());
             }
         }
         if let Some((line, dropped)) = line_drop(b) {
-            if self.normalize(&dropped, stream, false).text == expected {
-                return hidden(format!("the candidate's output with line {line} dropped"));
+            let copy = self.normalize(&dropped, stream, false);
+            if copy.text == expected {
+                let what = format!("the candidate's output with line {line} dropped");
+                return hidden(what, copy.fired);
             }
         }
         None
     }
 
+    /// What the trust check says when `what` was judged equal: the rules that
+    /// changed that altered copy (`fired`) are named and counted.
+    fn blame(&self, stream: Stream, what: String, fired: Vec<(String, usize)>) -> Hidden {
+        let mut fired: Vec<(String, usize)> = (fired.into_iter())
+            .filter(|(rule, _)| rule != TREE_ROOT_RULE)
+            .collect();
+        if fired.is_empty() {
+            // The altered copy came out equal to the reference's normalized output
+            // with no rule changing it (the one byte changed turned it into that
+            // output): the rules in force are blamed, once each, as the check
+            // always blamed them.
+            let rules = self.rules.for_stream(stream);
+            fired = rules.iter().map(|r| (r.name.clone(), 1)).collect();
+        }
+        let names: Vec<&str> = fired.iter().map(|(name, _)| name.as_str()).collect();
+        Hidden {
+            reason: format!(
+                "normalizers hide differences: on {}, {what} was still judged equal to the reference after rules {}",
+                stream.name(),
+                names.join(", ")
+            ),
+            rules: fired,
+        }
+    }
+
     /// Whether the rules hide a one-byte change at the first or last byte of any
-    /// word of one line, normalized on its own.
-    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> bool {
+    /// word of one line, normalized on its own: the rules that changed the first
+    /// altered line they hid.
+    fn hides_in_line(&self, stream: Stream, line: &[u8]) -> Option<Vec<(String, usize)>> {
         let expected = self.normalize(line, stream, false).text;
         word_edges(line)
             .into_iter()
-            .any(|at| self.normalize(&mutated(line, at), stream, false).text == expected)
+            .map(|at| self.normalize(&mutated(line, at), stream, false))
+            .find(|copy| copy.text == expected)
+            .map(|copy| copy.fired)
     }
 }
 
