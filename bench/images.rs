@@ -1,0 +1,115 @@
+//! File-system image benchmark: how long `--fs` takes to make a tree's image,
+//! fill it and mount it, against building the same tree on the temp folder's own
+//! file system, side by side in one run (target: at most 2× the native build).
+//! Each round builds `nm` (about 60,000 entries; `EQCHECK_BENCH_TREE` names
+//! another) natively and onto every file system this machine can make, in an
+//! order that rotates from round to round, and takes each down again untimed.
+//! It runs inside a private mount namespace, so nothing it mounts outlives it.
+//! A plain program run by `cargo bench --bench images` as root on Linux; it
+//! prints and never asserts, because timings depend on the host.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use eqcheck::bench::stats::spread;
+use eqcheck::fixtures::{build_temp, spec_named};
+use eqcheck::fsimage::{self, FileSystem, OnImage};
+
+#[path = "rounds.rs"]
+mod rounds;
+
+/// The target: an image's build at most this many times the native one.
+const TARGET_RATIO: f64 = 2.0;
+
+fn main() -> ExitCode {
+    if let Some(refused) = fsimage::images_refused() {
+        eprintln!("images bench: {refused}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(err) = fsimage::enter_private_namespace() {
+        eprintln!("images bench: {err}");
+        return ExitCode::FAILURE;
+    }
+    let tree = std::env::var("EQCHECK_BENCH_TREE").unwrap_or_else(|_| "nm".into());
+    let spec = match spec_named(&tree) {
+        Ok(spec) => spec,
+        Err(err) => {
+            eprintln!("images bench: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut kinds: Vec<FileSystem> = (FileSystem::ALL.into_iter())
+        .filter(|fs| fs.of_this_platform())
+        .filter(|&fs| match fsimage::unavailable(fs) {
+            None => true,
+            Some(reason) => {
+                println!("{fs}: left out: {reason}");
+                false
+            }
+        })
+        .collect();
+    let rounds = rounds::rounds(3);
+    println!("tree {tree}; {rounds} rounds, the order rotating; medians of wall seconds");
+    let mut seconds: BTreeMap<FileSystem, Vec<f64>> = BTreeMap::new();
+    let scratch = tempfile::Builder::new().prefix("eqc-bench-").tempdir();
+    let Ok(scratch) = scratch else {
+        eprintln!("images bench: cannot make a scratch folder");
+        return ExitCode::FAILURE;
+    };
+    for round in 0..rounds {
+        kinds.rotate_left(usize::from(round > 0));
+        for &fs in &kinds {
+            let dir = scratch.path().join(format!("{round}-{fs}"));
+            match time_one(fs, &spec, &dir) {
+                Ok(secs) => seconds.entry(fs).or_default().push(secs),
+                Err(err) => {
+                    eprintln!("images bench: {fs}: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
+    report(&seconds)
+}
+
+/// Seconds to have `spec` ready on `fs` (built natively, for `native`); taking
+/// it down again is not timed.
+fn time_one(fs: FileSystem, spec: &eqcheck::fixtures::TreeSpec, dir: &std::path::Path) -> Result<f64, String> {
+    let started = Instant::now();
+    if fs == FileSystem::Native {
+        let tree = build_temp(spec).map_err(|e| e.to_string())?;
+        let secs = started.elapsed().as_secs_f64();
+        drop(tree);
+        return Ok(secs);
+    }
+    let image = OnImage::build(fs, spec, dir).map_err(|e| e.to_string())?;
+    let secs = started.elapsed().as_secs_f64();
+    image.take_down().map_err(|e| e.to_string())?;
+    Ok(secs)
+}
+
+fn report(seconds: &BTreeMap<FileSystem, Vec<f64>>) -> ExitCode {
+    let Some(native) = seconds.get(&FileSystem::Native).and_then(|s| spread(s)) else {
+        eprintln!("images bench: no native build was timed");
+        return ExitCode::FAILURE;
+    };
+    println!(
+        "{:<14} {:>9} {:>9} {:>9} {:>10}",
+        "file system", "median s", "min s", "max s", "/native"
+    );
+    for (fs, times) in seconds {
+        let Some(s) = spread(times) else { continue };
+        let ratio = s.median / native.median;
+        let mark = if ratio <= TARGET_RATIO { "" } else { "  over the 2x target" };
+        println!(
+            "{:<14} {:>9.3} {:>9.3} {:>9.3} {:>9.2}x{mark}",
+            fs.name(),
+            s.median,
+            s.min,
+            s.max,
+            ratio
+        );
+    }
+    ExitCode::SUCCESS
+}
