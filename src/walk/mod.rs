@@ -114,35 +114,57 @@ pub struct Summed {
     pub blocks: u64,
 }
 
+/// What decides whether a walk may sum an entry instead of keeping it, and the
+/// figures it then adds: a few of its stat fields, which a stat can give without
+/// the whole [`StatFields`] being made for each of the tree's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SumFacts {
+    pub(crate) kind: FileKind,
+    pub(crate) nlink: Option<u64>,
+    pub(crate) dev: Option<u64>,
+    pub(crate) size: Option<u64>,
+    pub(crate) blocks: Option<u64>,
+}
+
+// Only the Linux engine sums files so far.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl SumFacts {
+    /// The facts of an entry whose fields are already made.
+    pub(crate) fn of(stat: &StatFields) -> SumFacts {
+        let value = |field: Option<stat::Field<u64>>| field.map(|f| f.value);
+        SumFacts {
+            kind: stat.kind,
+            nlink: value(stat.nlink),
+            dev: value(stat.dev),
+            size: value(stat.size),
+            blocks: value(stat.blocks),
+        }
+    }
+}
+
 // Only the Linux engine sums files so far.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Summed {
-    /// Whether a walk that sums files may leave out an entry with these fields
-    /// (see [`Summed`]).
-    pub(crate) fn leaves_out(stat: &StatFields, root_dev: Option<u64>) -> bool {
-        let on_root_device = match (root_dev, stat.dev) {
-            (Some(root), Some(dev)) => root == dev.value,
+    /// Whether a walk that sums files may leave out an entry with these facts (see
+    /// [`Summed`]). An unknown link count may hide other links, as
+    /// [`StatFields::may_have_other_links`] says, so it keeps the entry.
+    pub(crate) fn leaves_out(facts: &SumFacts, root_dev: Option<u64>) -> bool {
+        let on_root_device = match (root_dev, facts.dev) {
+            (Some(root), Some(dev)) => root == dev,
             _ => false,
         };
-        stat.kind != FileKind::Dir
-            && !stat.may_have_other_links()
+        facts.kind != FileKind::Dir
+            && facts.nlink.is_some_and(|n| n <= 1)
             && on_root_device
-            && stat.size.is_some()
-            && stat.blocks.is_some()
+            && facts.size.is_some()
+            && facts.blocks.is_some()
     }
 
     /// Adds the figures of an entry [`Summed::leaves_out`].
-    pub(crate) fn add(&mut self, stat: &StatFields) {
+    pub(crate) fn add(&mut self, facts: &SumFacts) {
         self.files += 1;
-        self.size += stat.size.map_or(0, |s| s.value);
-        self.blocks += stat.blocks.map_or(0, |b| b.value);
-    }
-
-    /// Adds figures summed elsewhere.
-    pub(crate) fn merge(&mut self, other: Summed) {
-        self.files += other.files;
-        self.size += other.size;
-        self.blocks += other.blocks;
+        self.size += facts.size.unwrap_or(0);
+        self.blocks += facts.blocks.unwrap_or(0);
     }
 }
 

@@ -4,9 +4,8 @@
 //! filter that fails every `statx` and then becomes `eqcheck walk --engine fast
 //! --census`, whose census line says how many `statx` calls were refused and how
 //! many `fstatat` calls answered; a run without the filter shows the census is no
-//! constant. (rustix turns a first refused `statx` into ENOSYS, whatever the
-//! filter's errno, once its own probe finds the call missing: EPERM reaches the
-//! engine that way too.)
+//! constant. (The engine makes the `statx` call itself, so the filter's errno,
+//! ENOSYS or EPERM, reaches it as the filter gives it.)
 
 use std::path::Path;
 

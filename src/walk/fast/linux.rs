@@ -40,10 +40,11 @@ use rustix::path::Arg;
 use crate::walk::census::{Census, Counters, ListingCall};
 use crate::walk::stat::StatFields;
 use crate::walk::{
-    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed, Summed,
+    settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
+    SumFacts, Summed,
 };
 use listing::{first_batch, Listing, Named};
-use stat::{kind_of_type, stat_entry};
+use stat::{kind_of_type, stat_entry, stat_open_folder, stat_or_sum, Made};
 
 /// A folder with at least this many entries has its stats spread over the pool.
 const CHUNKED_FOLDER: usize = 1024;
@@ -152,9 +153,9 @@ impl Walker {
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
-        let left_out = |_, s: &StatFields| self.left_out(s, root_dev);
+        let left_out = |_, facts: &SumFacts| self.left_out(facts, root_dev);
         let follow = self.options.follow_symlinks;
-        let statted = stat_all(&fd, &listing, follow, &self.census, &left_out);
+        let statted = stat_all(&fd, &listing, follow, &self.census, (&left_out, &|_| None));
         let (mut entries, summed, error) = (statted.entries, statted.summed, listing.error);
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
@@ -246,6 +247,10 @@ impl Walker {
                     .iter()
                     .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
                     .collect();
+                let early = EnteredEarly {
+                    stats: opened.iter().map(|o| self.stat_opened(o)).collect(),
+                    at: named,
+                };
                 let finished = &finished;
                 let level = {
                     let mut levels = finished.lock().expect("levels lock");
@@ -253,7 +258,7 @@ impl Walker {
                     levels.len() - 1
                 };
                 scope.spawn(move |_| {
-                    let done = self.finish_folder(fd, listing, slot, named, root_dev);
+                    let done = self.finish_folder(fd, listing, slot, early, root_dev);
                     finished.lock().expect("levels lock")[level] = Some(done);
                 });
                 let child = match <[Opened; 1]>::try_from(opened) {
@@ -316,20 +321,23 @@ impl Walker {
         fd: OwnedFd,
         mut listing: Listing,
         slot: PipelineSlot<'w>,
-        named: Vec<usize>,
+        early: EnteredEarly,
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
+        let EnteredEarly { at: named, stats } = early;
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
         // A folder entered on its `d_type` is kept until its stat is settled.
-        let left_out =
-            |i, s: &StatFields| named.binary_search(&i).is_err() && self.left_out(s, root_dev);
+        let left_out = |i, facts: &SumFacts| {
+            named.binary_search(&i).is_err() && self.left_out(facts, root_dev)
+        };
+        let given = |i| named.binary_search(&i).ok().and_then(|k| stats[k].clone());
         let Statted {
             entries,
             listed_at,
             summed,
-        } = stat_all(&fd, &listing, false, &self.census, &left_out);
+        } = stat_all(&fd, &listing, false, &self.census, (&left_out, &given));
         let error = listing.error;
         let named: Vec<usize> = named
             .iter()
@@ -366,8 +374,8 @@ impl Walker {
     ) -> Contents {
         if self.sum_files {
             entries.retain(|entry| match &entry.stat {
-                Ok(stat) if self.left_out(stat, root_dev) => {
-                    summed.add(stat);
+                Ok(stat) if self.left_out(&SumFacts::of(stat), root_dev) => {
+                    summed.add(&SumFacts::of(stat));
                     false
                 }
                 _ => true,
@@ -383,8 +391,20 @@ impl Walker {
     }
 
     /// Whether the walk sums an entry with these fields instead of keeping it.
-    fn left_out(&self, stat: &StatFields, root_dev: Option<u64>) -> bool {
-        self.sum_files && Summed::leaves_out(stat, root_dev)
+    fn left_out(&self, facts: &SumFacts, root_dev: Option<u64>) -> bool {
+        self.sum_files && Summed::leaves_out(facts, root_dev)
+    }
+
+    /// The stat of a subfolder just opened on its `d_type`, taken from its
+    /// descriptor: what a stat of its name would say unless the name changed since
+    /// the open, and then what the listing lists. Without a path to look up, it
+    /// costs a fraction of a stat by name, and folders are the entries a walk looks
+    /// up twice (the stat and the open). `None` leaves the stat to the name.
+    fn stat_opened(&self, opened: &Opened) -> Option<StatFields> {
+        match opened {
+            Opened::Folder(fd) => stat_open_folder(fd, &self.census),
+            Opened::Settled(_) => None,
+        }
     }
 
     /// Whether an entry with these stat fields is a folder to enter.
@@ -413,6 +433,14 @@ struct FinishedFolder<'w> {
     summed: Summed,
 }
 
+/// The subfolders a pipelined folder entered on their `d_type`, before their
+/// stats: their indexes in its listing, in order, and the stat each one's
+/// descriptor gave, where it gave one.
+struct EnteredEarly {
+    at: Vec<usize>,
+    stats: Vec<Option<StatFields>>,
+}
+
 /// A subfolder about to be listed, or the reason it needs no listing.
 enum Opened {
     Folder(OwnedFd),
@@ -429,39 +457,58 @@ struct Statted {
 }
 
 impl Statted {
+    /// Room for the entries a listing's `d_type`s say are kept: its folders, which
+    /// are never only summed. Most of a tree's entries are files that are, so room
+    /// for every name would be mostly given back; a kept file or link past the
+    /// guess grows the vectors once.
+    fn for_listing(listing: &Listing) -> Statted {
+        let folders = listing.named_folders().count();
+        Statted {
+            entries: Vec::with_capacity(folders),
+            listed_at: Vec::with_capacity(folders),
+            summed: Summed::default(),
+        }
+    }
+
     /// Keeps an entry made of the name at `at`, or adds a file left out.
-    fn add(&mut self, at: usize, made: Result<Entry, Summed>) {
+    fn add(&mut self, at: usize, made: Result<Entry, SumFacts>) {
         match made {
             Ok(entry) => {
                 self.entries.push(entry);
                 self.listed_at.push(at);
             }
-            Err(file) => self.summed.merge(file),
+            Err(file) => self.summed.add(&file),
         }
     }
 }
 
+/// Whether the walk only sums a file, given its index in the listing.
+type LeftOut<'a> = dyn Fn(usize, &SumFacts) -> bool + Sync + 'a;
+/// The stat already taken of the name at an index of the listing, if any.
+type Given<'a> = dyn Fn(usize) -> Option<StatFields> + Sync + 'a;
+
 /// Stats every listed name relative to the folder, spread over the pool in chunks
 /// when the folder is huge, and makes the entries; contents are filled in by
 /// whoever enters them. A file `left_out` (given its index in the listing) says the
-/// walk sums is only added up: it never gets an entry or a name of its own.
+/// walk sums is only added up: it never gets an entry or a name of its own. A name
+/// whose stat is `given` (a subfolder statted through its open descriptor) is not
+/// statted again.
 fn stat_all(
     fd: &OwnedFd,
     listing: &Listing,
     follow: bool,
     census: &Counters,
-    left_out: &(dyn Fn(usize, &StatFields) -> bool + Sync),
+    (left_out, given): (&LeftOut<'_>, &Given<'_>),
 ) -> Statted {
     let make = |at: usize, named: &Named, census: &Counters| {
         let name = listing.name(named);
-        let stat = stat_entry(fd, name, follow, census);
-        match stat {
-            Ok(fields) if left_out(at, &fields) => {
-                let mut file = Summed::default();
-                file.add(&fields);
-                Err(file)
-            }
-            stat => Ok(Entry {
+        let made = match given(at) {
+            Some(stat) => Made::Kept(Ok(stat)),
+            None => stat_or_sum(fd, name, follow, census, |facts| left_out(at, facts)),
+        };
+        match made {
+            Made::Summed(facts) => Err(facts),
+            Made::Kept(stat) => Ok(Entry {
                 name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
                 stat,
                 listed: Some(Listed {
@@ -473,7 +520,7 @@ fn stat_all(
         }
     };
     let names = &listing.names;
-    let mut statted = Statted::default();
+    let mut statted = Statted::for_listing(listing);
     if names.len() >= CHUNKED_FOLDER {
         let made: Vec<_> = in_pool(|| {
             (names.par_iter().enumerate())

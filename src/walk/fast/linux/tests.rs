@@ -125,9 +125,10 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
                 named.dtype = FileType::Unknown;
             }
         }
-        let named: Vec<usize> = listing.named_folders().collect();
+        let at: Vec<usize> = listing.named_folders().collect();
+        let stats = vec![None; at.len()];
         let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-        let finished = walker.finish_folder(fd, listing, slot, named, None);
+        let finished = walker.finish_folder(fd, listing, slot, EnteredEarly { at, stats }, None);
         let taken = walker.pipelined_now.load(Ordering::Acquire);
         assert_eq!(finished.late.is_some(), late_folder);
         assert_eq!(
@@ -208,4 +209,21 @@ fn summing_leaves_out_only_files_with_one_link() {
     assert_eq!(entries[0].name, "other");
     assert_eq!((summed.files, summed.size), (2, 5));
     assert!(summed.blocks > 0);
+}
+
+/// A pipelined walk takes a subfolder's stat from the descriptor it opened: it
+/// must be what a stat of the subfolder's name gives, and count as one `statx`.
+#[test]
+fn a_folder_statted_through_its_descriptor_is_what_its_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/f"), b"f").unwrap();
+    let parent = open_folder_at(CWD, dir.path(), false).unwrap();
+    let census = Counters::default();
+    let by_name = stat_entry(&parent, "sub", false, &census).unwrap();
+    let sub = open_folder_at(&parent, "sub", false).unwrap();
+    let by_descriptor = stat_open_folder(&sub, &census).unwrap();
+    assert_eq!(by_descriptor, by_name);
+    assert_eq!(by_descriptor.kind, FileKind::Dir);
+    assert_eq!(census.snapshot().statx, 2);
 }
