@@ -75,7 +75,11 @@ fn main() -> ExitCode {
 
 /// Seconds to have `spec` ready on `fs` (built natively, for `native`); taking
 /// it down again is not timed.
-fn time_one(fs: FileSystem, spec: &eqcheck::fixtures::TreeSpec, dir: &std::path::Path) -> Result<f64, String> {
+fn time_one(
+    fs: FileSystem,
+    spec: &eqcheck::fixtures::TreeSpec,
+    dir: &std::path::Path,
+) -> Result<f64, String> {
     let started = Instant::now();
     if fs == FileSystem::Native {
         let tree = build_temp(spec).map_err(|e| e.to_string())?;
@@ -101,7 +105,11 @@ fn report(seconds: &BTreeMap<FileSystem, Vec<f64>>) -> ExitCode {
     for (fs, times) in seconds {
         let Some(s) = spread(times) else { continue };
         let ratio = s.median / native.median;
-        let mark = if ratio <= TARGET_RATIO { "" } else { "  over the 2x target" };
+        let mark = if ratio <= TARGET_RATIO {
+            ""
+        } else {
+            "  over the 2x target"
+        };
         println!(
             "{:<14} {:>9.3} {:>9.3} {:>9.3} {:>9.2}x{mark}",
             fs.name(),

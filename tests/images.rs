@@ -359,3 +359,44 @@ fn an_interrupted_run_on_images_leaves_no_mount_loop_device_or_image() {
         assert!(left.is_empty(), "signal {signal} left {left:?}\n{said}");
     }
 }
+
+/// `probe --fs`: on ext2 made without `filetype` every entry lists as unknown, so
+/// the census says 100% unknown, and on ext4 none.
+#[test]
+fn the_probe_census_on_ext2_without_filetype_is_all_unknown() {
+    let needs = [
+        Capability::Root,
+        Capability::FileSystemImage("ext2-nodtype"),
+        Capability::FileSystemImage("ext4"),
+    ];
+    if needs.into_iter().any(skip_unless) {
+        return;
+    }
+    let out = Cmd::new(eqcheck())
+        .args([
+            "probe",
+            "--tree",
+            "basic",
+            "--fs",
+            "ext2-nodtype,ext4",
+            "--json",
+            "-",
+        ])
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    let report = crate::util::json_report(&out);
+    let trees = report["trees"].as_array().expect("trees");
+    let census = |name: &str| {
+        let tree = trees.iter().find(|t| t["name"] == name);
+        tree.unwrap_or_else(|| panic!("no tree {name}\n{out}"))["census"].clone()
+    };
+    let nodtype = census("basic@ext2-nodtype");
+    assert!(nodtype["unknown"].as_u64() > Some(0), "{nodtype}");
+    for kind in ["folders", "files", "symlinks", "other"] {
+        assert_eq!(
+            nodtype[kind], 0,
+            "{kind} typed on ext2 without filetype: {nodtype}"
+        );
+    }
+    assert_eq!(census("basic@ext4")["unknown"], 0, "{out}");
+}

@@ -358,6 +358,16 @@ fn trees_read(trees: &[crate::matrix::TreeSource]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Enters the private mount namespace when any tree goes on an image; before
+/// anything starts a thread, as the namespace is the whole process's.
+fn enter_namespace_for(trees: &[crate::matrix::TreeSource]) -> Result<(), Failure> {
+    let images = (trees.iter()).any(|tree| matches!(tree, crate::matrix::TreeSource::Image { .. }));
+    if images {
+        crate::fsimage::enter_private_namespace().map_err(Failure::harness)?;
+    }
+    Ok(())
+}
+
 /// A matrix resolved from the command line over the project config, with what
 /// `--ref-rev` still has to build.
 struct Resolved {
@@ -391,12 +401,7 @@ fn resolve_subject(
         resolve::SettingsError::OwnExe(_) => Failure::harness(err),
         _ => Failure::usage(err),
     })?;
-    let images =
-        (matrix.trees.iter()).any(|tree| matches!(tree, crate::matrix::TreeSource::Image { .. }));
-    if images {
-        // Before anything starts a thread: the namespace is the whole process's.
-        crate::fsimage::enter_private_namespace().map_err(Failure::harness)?;
-    }
+    enter_namespace_for(&matrix.trees)?;
     let to_build = built::locate(&matrix)?;
     Ok(Resolved {
         matrix,

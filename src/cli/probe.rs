@@ -20,6 +20,10 @@ pub(super) struct ProbeArgs {
     /// Repeatable; the standard trees when none is named.
     #[arg(long = "tree", value_name = "NAME|PATH")]
     trees: Vec<String>,
+    /// The file systems each tree named by spec is built on, as for a run
+    /// (`native,ext2-nodtype`, `all`). Images need Linux and root.
+    #[arg(long = "fs", value_name = "LIST")]
+    fs: Option<String>,
     /// Which of eqcheck's engines to probe. [default: fast]
     #[arg(long, value_enum, conflicts_with = "candidate")]
     engine: Option<EngineArg>,
@@ -45,7 +49,17 @@ pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let named: Vec<Given<String>> = (args.trees.iter())
         .map(|t| Given::flag("--tree", t.clone()))
         .collect();
-    let trees = resolve::trees(&named).map_err(Failure::usage)?;
+    let fs: Vec<Given<String>> = args
+        .fs
+        .iter()
+        .map(|f| Given::flag("--fs", f.clone()))
+        .collect();
+    let mut warnings = Vec::new();
+    let trees = resolve::trees_on(&named, &fs, &mut warnings).map_err(Failure::usage)?;
+    for warning in &warnings {
+        eprintln!("eqcheck: warning: {warning}");
+    }
+    super::enter_namespace_for(&trees)?;
     let candidate = match &args.candidate {
         Some(text) => {
             let given = Given::flag("--cand", text.clone());

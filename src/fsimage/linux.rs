@@ -500,7 +500,9 @@ fn mkfs(fs: FileSystem, footprint: Footprint) -> (&'static str, Vec<OsString>) {
         FileSystem::Ext2NoDtype => vec!["-q", "-F", "-m", "0", "-O", "^filetype", "-N", &inodes],
         FileSystem::Xfs => vec!["-q", "-f"],
         FileSystem::Btrfs => vec!["-q", "-f"],
-        FileSystem::Exfat => vec![],
+        // Its default cluster for an image this size is 32 KiB, a cluster per
+        // file: 60,000 small files would need 2 GB.
+        FileSystem::Exfat => vec!["-c", "4K"],
         FileSystem::Vfat => vec!["-F", "32"],
         _ => vec![],
     };

@@ -266,6 +266,19 @@ pub fn trees(named: &[Given<String>]) -> Result<Vec<TreeSource>, SettingsError> 
     Ok(trees)
 }
 
+/// The trees named (as `trees` finds them), each on every file system `fs`
+/// names; what `all` had to leave out is said in `warnings`. For commands that
+/// take trees but no arms (`probe`).
+pub fn trees_on(
+    named: &[Given<String>],
+    fs: &[Given<String>],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<TreeSource>, SettingsError> {
+    let trees = trees(named)?;
+    let chosen = file_systems::chosen(fs, warnings)?;
+    Ok(file_systems::place(trees, &chosen, warnings))
+}
+
 /// A command other than an arm's (`probe --cand`'s lister, `bench --baseline`):
 /// split and its program found, as an arm's.
 pub fn program_command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
