@@ -10,9 +10,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{build_at, image_bytes, interrupted, make_own_folder, FileSystem, FsError, MARKER};
+use super::{build_at, image_bytes, FileSystem, FsError, OnImage, MARKER};
 use crate::cleanup;
-use crate::fixtures::{self, room::Footprint, Skipped, TreeSpec};
+use crate::fixtures::{room::Footprint, Skipped, TreeSpec};
 
 /// How many mounts deep `trees unmount` digs on one mount point.
 const MAX_STACKED: usize = 64;
@@ -94,20 +94,12 @@ fn package(fs: FileSystem) -> &'static str {
     }
 }
 
-/// The name the kernel lists the file system under in /proc/filesystems.
+/// The name the kernel lists the file system under in /proc/filesystems: its
+/// own name but for ext2 (which the ext4 driver mounts).
 fn kernel_name(fs: FileSystem) -> &'static str {
     match fs {
-        FileSystem::Native => "",
-        FileSystem::Apfs => "apfs",
-        FileSystem::Hfsplus => "hfsplus",
-        FileSystem::Ext4 | FileSystem::Ext2NoDtype => "ext4",
-        FileSystem::Xfs => "xfs",
-        FileSystem::Btrfs => "btrfs",
-        FileSystem::Tmpfs => "tmpfs",
-        FileSystem::Overlay => "overlay",
-        FileSystem::Squashfs => "squashfs",
-        FileSystem::Exfat => "exfat",
-        FileSystem::Vfat => "vfat",
+        FileSystem::Ext2NoDtype => "ext4",
+        _ => fs.name(),
     }
 }
 
@@ -183,116 +175,28 @@ pub fn enter_private_namespace() -> Result<(), FsError> {
     Ok(())
 }
 
-/// A tree on its own file system, and everything that must be undone for it.
-#[derive(Debug)]
-pub struct Mounted {
-    fs: FileSystem,
-    /// Holds the image, the mount point and any staging folders.
-    dir: PathBuf,
-    mount_point: PathBuf,
-    root: PathBuf,
-    /// Mount points in the order they were mounted; unmounted in reverse.
-    mounts: Vec<PathBuf>,
-    /// The cleanup's undo ids of those mounts.
-    undo: Vec<u64>,
-    keep: bool,
+/// Mounts with `mount ARGS… POINT`, the unmount registered for an interrupt.
+fn mount(m: &mut OnImage, args: &[&std::ffi::OsStr], point: &Path) -> Result<(), FsError> {
+    std::fs::create_dir_all(point).map_err(|err| m.step("making the mount point", err))?;
+    let mut argv: Vec<OsString> = args.iter().map(|a| a.to_os_string()).collect();
+    argv.push(point.as_os_str().to_owned());
+    run(m.fs, "mount", &argv)?;
+    m.mounted(point);
+    Ok(())
 }
 
-impl Mounted {
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    pub fn mount_point(&self) -> &Path {
-        &self.mount_point
-    }
-
-    pub fn file_system(&self) -> FileSystem {
-        self.fs
-    }
-
-    pub fn keep(&mut self) {
-        self.keep = true;
-        for id in self.undo.drain(..) {
-            cleanup::forget_undo(id);
-        }
-        cleanup::forget_folder(&self.dir);
-    }
-
-    pub fn take_down(mut self) -> Result<(), FsError> {
-        self.keep = true;
-        self.undo_all()
-    }
-
-    fn undo_all(&mut self) -> Result<(), FsError> {
-        let mut failed = Vec::new();
-        while let Some(mount) = self.mounts.pop() {
-            if let Err(err) = unmount(&mount) {
-                failed.push(format!("{}: {err}", mount.display()));
-            }
-        }
-        for id in self.undo.drain(..) {
-            cleanup::forget_undo(id);
-        }
-        if failed.is_empty() {
-            if let Err(err) = cleanup::remove_registered_folder(&self.dir) {
-                failed.push(format!("{}: {err}", self.dir.display()));
-            }
-        } else {
-            // Removing the folder would descend into a file system still mounted.
-            cleanup::forget_folder(&self.dir);
-        }
-        match failed.is_empty() {
-            true => Ok(()),
-            false => Err(FsError::Step {
-                fs: self.fs,
-                doing: "taking the image down".into(),
-                detail: failed.join("; "),
-            }),
-        }
-    }
-
-    /// Mounts with `mount ARGS… POINT`, registering the unmount for an interrupt.
-    fn mount(&mut self, args: &[&std::ffi::OsStr], point: &Path) -> Result<(), FsError> {
-        std::fs::create_dir_all(point).map_err(|err| self.step("making the mount point", err))?;
-        let mut argv: Vec<OsString> = args.iter().map(|a| a.to_os_string()).collect();
-        argv.push(point.as_os_str().to_owned());
-        run(self.fs, "mount", &argv)?;
-        self.mounts.push(point.to_path_buf());
-        let undo = vec![
-            "umount".into(),
-            "--lazy".into(),
-            point.as_os_str().to_owned(),
-        ];
-        if let Some(id) = cleanup::register_undo(&self.dir, undo) {
-            self.undo.push(id);
-        }
-        Ok(())
-    }
-
-    fn step(&self, doing: &str, err: io::Error) -> FsError {
-        FsError::Step {
-            fs: self.fs,
-            doing: doing.to_string(),
-            detail: err.to_string(),
-        }
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        if self.keep {
-            return;
-        }
-        if let Err(err) = self.undo_all() {
-            eprintln!("eqcheck: {err}");
-        }
-    }
+/// The command an interrupt runs to undo a mount: lazily, so it never blocks.
+pub fn undo_argv(point: &Path) -> Vec<OsString> {
+    vec![
+        "umount".into(),
+        "--lazy".into(),
+        point.as_os_str().to_owned(),
+    ]
 }
 
 /// Unmounts one file system, waiting out a short busy spell (a process that has
 /// just been killed may still hold it), then detaching it lazily.
-fn unmount(point: &Path) -> io::Result<()> {
+pub fn unmount(point: &Path) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(point.as_os_str().as_bytes())?;
     for _ in 0..50 {
@@ -341,42 +245,22 @@ fn run(fs: FileSystem, tool: &str, args: &[OsString]) -> Result<(), FsError> {
     )))
 }
 
-pub fn build(
-    fs: FileSystem,
+/// Makes `m`'s file system, mounts it and builds `spec` at its root.
+pub fn fill(
+    m: &mut OnImage,
     spec: &TreeSpec,
-    dir: &Path,
-) -> Result<(Mounted, Vec<Skipped>), FsError> {
-    if let Some(reason) = images_refused().or_else(|| unavailable(fs)) {
-        return Err(FsError::Unavailable { fs, reason });
+    footprint: Footprint,
+) -> Result<Vec<Skipped>, FsError> {
+    match m.fs {
+        FileSystem::Tmpfs => on_tmpfs(m, spec, footprint),
+        FileSystem::Overlay => on_overlay(m, spec),
+        FileSystem::Squashfs => on_squashfs(m, spec),
+        _ => on_image(m, spec, footprint),
     }
-    let footprint = fixtures::footprint(spec)?;
-    make_own_folder(dir, spec)?;
-    let mut mounted = Mounted {
-        fs,
-        dir: dir.to_path_buf(),
-        mount_point: dir.join("mnt"),
-        root: dir.join("mnt").join("tree"),
-        mounts: Vec::new(),
-        undo: Vec::new(),
-        keep: false,
-    };
-    if !cleanup::register_folder(dir) {
-        return Err(mounted.step("registering the image folder", interrupted()));
-    }
-    std::fs::write(dir.join(MARKER), format!("{fs}\n"))
-        .map_err(|err| mounted.step("marking the image folder", err))?;
-    let skipped = match fs {
-        FileSystem::Native => unreachable!("native trees are built without an image"),
-        FileSystem::Tmpfs => on_tmpfs(&mut mounted, spec, footprint)?,
-        FileSystem::Overlay => on_overlay(&mut mounted, spec)?,
-        FileSystem::Squashfs => on_squashfs(&mut mounted, spec)?,
-        _ => on_image(&mut mounted, spec, footprint)?,
-    };
-    Ok((mounted, skipped))
 }
 
 fn on_tmpfs(
-    m: &mut Mounted,
+    m: &mut OnImage,
     spec: &TreeSpec,
     footprint: Footprint,
 ) -> Result<Vec<Skipped>, FsError> {
@@ -386,7 +270,8 @@ fn on_tmpfs(
         footprint.inodes.saturating_add(1024)
     );
     let point = m.mount_point.clone();
-    m.mount(
+    mount(
+        m,
         &[
             "-t".as_ref(),
             "tmpfs".as_ref(),
@@ -402,7 +287,7 @@ fn on_tmpfs(
 /// The tree is built into the lower layer, so that what the arms read is the
 /// overlay's view of files it did not create: inode numbers come from the lower
 /// file system while the overlay's own are what `d_ino` may say.
-fn on_overlay(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
+fn on_overlay(m: &mut OnImage, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
     let lower = m.dir.join("lower");
     let upper = m.dir.join("upper");
     let work = m.dir.join("work");
@@ -417,7 +302,8 @@ fn on_overlay(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError>
         work.display()
     );
     let point = m.mount_point.clone();
-    m.mount(
+    mount(
+        m,
         &[
             "-t".as_ref(),
             "overlay".as_ref(),
@@ -432,7 +318,7 @@ fn on_overlay(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError>
 
 /// squashfs is made from a finished folder: the tree is staged on the temp
 /// folder's file system, packed, and the stage removed.
-fn on_squashfs(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
+fn on_squashfs(m: &mut OnImage, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
     let stage = m.dir.join("stage");
     std::fs::create_dir(&stage).map_err(|err| m.step("making the stage", err))?;
     let skipped = build_at(&stage.join("tree"), spec, m.fs)?;
@@ -447,20 +333,25 @@ fn on_squashfs(m: &mut Mounted, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError
     run(m.fs, "mksquashfs", &args)?;
     cleanup::remove_tree(&stage).map_err(|err| m.step("removing the stage", err))?;
     let point = m.mount_point.clone();
-    m.mount(&["-o".as_ref(), "loop,ro".as_ref(), image.as_ref()], &point)?;
+    mount(
+        m,
+        &["-o".as_ref(), "loop,ro".as_ref(), image.as_ref()],
+        &point,
+    )?;
     Ok(skipped)
 }
 
 /// A sparse image file, `mkfs`, and a mount through the kernel or FUSE.
 fn on_image(
-    m: &mut Mounted,
+    m: &mut OnImage,
     spec: &TreeSpec,
     footprint: Footprint,
 ) -> Result<Vec<Skipped>, FsError> {
     let image = make_image(m, footprint)?;
     let point = m.mount_point.clone();
     match (m.fs, driver(m.fs)) {
-        (FileSystem::Exfat, Some(Driver::Fuse)) => m.mount(
+        (FileSystem::Exfat, Some(Driver::Fuse)) => mount(
+            m,
             &[
                 "-t".as_ref(),
                 "exfat-fuse".as_ref(),
@@ -470,17 +361,18 @@ fn on_image(
             ],
             &point,
         )?,
-        (FileSystem::Exfat | FileSystem::Vfat, _) => m.mount(
+        (FileSystem::Exfat | FileSystem::Vfat, _) => mount(
+            m,
             &["-o".as_ref(), "loop,umask=022".as_ref(), image.as_ref()],
             &point,
         )?,
-        _ => m.mount(&["-o".as_ref(), "loop".as_ref(), image.as_ref()], &point)?,
+        _ => mount(m, &["-o".as_ref(), "loop".as_ref(), image.as_ref()], &point)?,
     }
     build_at(&m.root.clone(), spec, m.fs)
 }
 
 /// A sparse image file and `mkfs`; nothing mounted yet.
-fn make_image(m: &Mounted, footprint: Footprint) -> Result<PathBuf, FsError> {
+fn make_image(m: &OnImage, footprint: Footprint) -> Result<PathBuf, FsError> {
     let image = m.dir.join("image");
     std::fs::File::create(&image)
         .and_then(|file| file.set_len(image_bytes(m.fs, footprint)))

@@ -7,12 +7,12 @@
 //! crash leaves it attached until `trees unmount` or `hdiutil detach`.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::{build_at, image_bytes, interrupted, make_own_folder, FileSystem, FsError, MARKER};
+use super::{build_at, image_bytes, FileSystem, FsError, OnImage, MARKER};
 use crate::cleanup;
-use crate::fixtures::{self, Skipped, TreeSpec};
+use crate::fixtures::{room::Footprint, Skipped, TreeSpec};
 
 const HDIUTIL: &str = "/usr/bin/hdiutil";
 
@@ -43,84 +43,18 @@ fn hdiutil_name(fs: FileSystem) -> &'static str {
     }
 }
 
-/// A tree on an attached image, and what must be undone for it.
-#[derive(Debug)]
-pub struct Mounted {
-    fs: FileSystem,
-    dir: PathBuf,
-    mount_point: PathBuf,
-    root: PathBuf,
-    attached: bool,
-    /// The cleanup's undo id of the detach.
-    undo: Option<u64>,
-    keep: bool,
-}
-
-impl Mounted {
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    pub fn mount_point(&self) -> &Path {
-        &self.mount_point
-    }
-
-    pub fn file_system(&self) -> FileSystem {
-        self.fs
-    }
-
-    pub fn keep(&mut self) {
-        self.keep = true;
-        if let Some(id) = self.undo.take() {
-            cleanup::forget_undo(id);
-        }
-        cleanup::forget_folder(&self.dir);
-    }
-
-    pub fn take_down(mut self) -> Result<(), FsError> {
-        self.keep = true;
-        self.undo_all()
-    }
-
-    fn undo_all(&mut self) -> Result<(), FsError> {
-        if let Some(id) = self.undo.take() {
-            cleanup::forget_undo(id);
-        }
-        if self.attached {
-            detach(self.fs, &self.mount_point)?;
-            self.attached = false;
-        }
-        cleanup::remove_registered_folder(&self.dir).map_err(|err| self.step("removing", err))
-    }
-
-    fn step(&self, doing: &str, err: std::io::Error) -> FsError {
-        FsError::Step {
-            fs: self.fs,
-            doing: format!("{doing} {}", self.dir.display()),
-            detail: err.to_string(),
-        }
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        if !self.keep {
-            if let Err(err) = self.undo_all() {
-                eprintln!("eqcheck: {err}");
-            }
-        }
-    }
-}
-
 /// Detaches the image at `point`, forcing it when a process that was just
 /// killed still holds it.
-fn detach(fs: FileSystem, point: &Path) -> Result<(), FsError> {
+fn detach(point: &Path) -> Result<(), String> {
     let quietly: Vec<OsString> = vec!["detach".into(), "-quiet".into(), point.into()];
-    if hdiutil(fs, &quietly).is_ok() {
+    if hdiutil(FileSystem::Native, &quietly).is_ok() {
         return Ok(());
     }
     let forced: Vec<OsString> = vec!["detach".into(), "-force".into(), point.into()];
-    hdiutil(fs, &forced)
+    hdiutil(FileSystem::Native, &forced).map_err(|err| match err {
+        FsError::Step { detail, .. } => detail,
+        other => other.to_string(),
+    })
 }
 
 /// Runs `hdiutil` to its end; `Err` carries the last line it said.
@@ -147,40 +81,22 @@ fn hdiutil(fs: FileSystem, args: &[OsString]) -> Result<(), FsError> {
     )))
 }
 
-pub fn build(
-    fs: FileSystem,
+/// Makes `m`'s image, attaches it and builds `spec` at its root.
+pub fn fill(
+    m: &mut OnImage,
     spec: &TreeSpec,
-    dir: &Path,
-) -> Result<(Mounted, Vec<Skipped>), FsError> {
-    if let Some(reason) = super::unavailable(fs) {
-        return Err(FsError::Unavailable { fs, reason });
-    }
-    let footprint = fixtures::footprint(spec)?;
-    make_own_folder(dir, spec)?;
-    let mut mounted = Mounted {
-        fs,
-        dir: dir.to_path_buf(),
-        mount_point: dir.join("mnt"),
-        root: dir.join("mnt").join("tree"),
-        attached: false,
-        undo: None,
-        keep: false,
-    };
-    if !cleanup::register_folder(dir) {
-        return Err(mounted.step("registering", interrupted()));
-    }
-    std::fs::write(dir.join(MARKER), format!("{fs}\n"))
-        .map_err(|err| mounted.step("marking", err))?;
+    footprint: Footprint,
+) -> Result<Vec<Skipped>, FsError> {
     // `hdiutil create` names a sparse image `NAME.sparseimage`.
-    let image = dir.join("image");
-    let kib = (image_bytes(fs, footprint) / 1024).to_string();
+    let image = m.dir.join("image");
+    let kib = (image_bytes(m.fs, footprint) / 1024).to_string();
     let create: Vec<OsString> = [
         "create",
         "-quiet",
         "-size",
         &kib,
         "-fs",
-        hdiutil_name(fs),
+        hdiutil_name(m.fs),
         "-volname",
         "eqcheck",
         "-type",
@@ -190,8 +106,9 @@ pub fn build(
     .map(OsString::from)
     .chain([image.clone().into_os_string()])
     .collect();
-    hdiutil(fs, &create)?;
-    std::fs::create_dir(&mounted.mount_point).map_err(|err| mounted.step("making mnt in", err))?;
+    hdiutil(m.fs, &create)?;
+    let point = m.mount_point.clone();
+    std::fs::create_dir(&point).map_err(|err| m.step("making the mount point", err))?;
     let attach: Vec<OsString> = vec![
         "attach".into(),
         "-quiet".into(),
@@ -200,20 +117,27 @@ pub fn build(
         "-owners".into(),
         "on".into(),
         "-mountpoint".into(),
-        mounted.mount_point.clone().into_os_string(),
+        point.clone().into_os_string(),
         image.with_extension("sparseimage").into_os_string(),
     ];
-    hdiutil(fs, &attach)?;
-    mounted.attached = true;
-    let undo = vec![
+    hdiutil(m.fs, &attach)?;
+    m.mounted(&point);
+    build_at(&m.root.clone(), spec, m.fs)
+}
+
+/// The command an interrupt runs to undo an attach.
+pub fn undo_argv(point: &Path) -> Vec<OsString> {
+    vec![
         HDIUTIL.into(),
         "detach".into(),
         "-force".into(),
-        mounted.mount_point.clone().into_os_string(),
-    ];
-    mounted.undo = cleanup::register_undo(dir, undo);
-    let skipped = build_at(&mounted.root.clone(), spec, fs)?;
-    Ok((mounted, skipped))
+        point.as_os_str().to_owned(),
+    ]
+}
+
+/// Detaches the image attached at `point`; `Err` is what `hdiutil` said.
+pub fn unmount(point: &Path) -> Result<(), String> {
+    detach(point)
 }
 
 pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
@@ -224,7 +148,11 @@ pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
     let fs = FileSystem::named(marker.trim()).ok_or_else(not_ours)?;
     let point = dir.join("mnt");
     if is_mount_point(&point) {
-        detach(fs, &point)?;
+        detach(&point).map_err(|detail| FsError::Step {
+            fs,
+            doing: format!("detaching {}", point.display()),
+            detail,
+        })?;
     }
     cleanup::remove_tree(dir).map_err(|err| FsError::Step {
         fs,

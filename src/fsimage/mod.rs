@@ -234,8 +234,17 @@ pub const MARKER: &str = "eqcheck-image";
 /// folder that holds them, all undone when dropped unless kept.
 #[derive(Debug)]
 pub struct OnImage {
-    inner: os::Mounted,
+    fs: FileSystem,
+    /// Holds the image, the mount point and any staging folders.
+    dir: PathBuf,
+    mount_point: PathBuf,
+    root: PathBuf,
     skipped: Vec<Skipped>,
+    /// Mount points in the order they were mounted; taken down in reverse.
+    mounts: Vec<PathBuf>,
+    /// The cleanup's undo ids of those mounts.
+    undo: Vec<u64>,
+    keep: bool,
 }
 
 impl OnImage {
@@ -244,22 +253,56 @@ impl OnImage {
     /// and the tree's root is a folder inside the mount. Everything made is
     /// registered to be undone on an interrupt.
     pub fn build(fs: FileSystem, spec: &TreeSpec, dir: &Path) -> Result<OnImage, FsError> {
-        let (inner, skipped) = os::build(fs, spec, dir)?;
-        Ok(OnImage { inner, skipped })
+        if let Some(reason) = images_refused().or_else(|| unavailable(fs)) {
+            return Err(FsError::Unavailable { fs, reason });
+        }
+        Self::make(fs, spec, dir)
+    }
+
+    #[cfg(not(unix))]
+    fn make(fs: FileSystem, _spec: &TreeSpec, _dir: &Path) -> Result<OnImage, FsError> {
+        Err(FsError::Unavailable {
+            fs,
+            reason: images_refused().unwrap_or_default(),
+        })
+    }
+
+    #[cfg(unix)]
+    fn make(fs: FileSystem, spec: &TreeSpec, dir: &Path) -> Result<OnImage, FsError> {
+        let footprint = fixtures::footprint(spec)?;
+        make_own_folder(dir, spec)?;
+        let mut image = OnImage {
+            fs,
+            dir: dir.to_path_buf(),
+            mount_point: dir.join("mnt"),
+            root: dir.join("mnt").join("tree"),
+            skipped: Vec::new(),
+            mounts: Vec::new(),
+            undo: Vec::new(),
+            keep: false,
+        };
+        if !crate::cleanup::register_folder(dir) {
+            let interrupted = io::Error::new(io::ErrorKind::Interrupted, "interrupted");
+            return Err(image.step("registering the image folder", interrupted));
+        }
+        std::fs::write(dir.join(MARKER), format!("{fs}\n"))
+            .map_err(|err| image.step("marking the image folder", err))?;
+        image.skipped = os::fill(&mut image, spec, footprint)?;
+        Ok(image)
     }
 
     /// Where the arms find the tree.
     pub fn root(&self) -> &Path {
-        self.inner.root()
+        &self.root
     }
 
     /// The mount point (the root's parent's mount), as `trees build` prints it.
     pub fn mount_point(&self) -> &Path {
-        self.inner.mount_point()
+        &self.mount_point
     }
 
     pub fn file_system(&self) -> FileSystem {
-        self.inner.file_system()
+        self.fs
     }
 
     /// Entries (or attributes) the file system could not hold.
@@ -270,12 +313,74 @@ impl OnImage {
     /// Leaves everything mounted when dropped, for `trees build --fs`: `trees
     /// unmount` undoes it later.
     pub fn keep(&mut self) {
-        self.inner.keep();
+        self.keep = true;
+        for id in self.undo.drain(..) {
+            crate::cleanup::forget_undo(id);
+        }
+        crate::cleanup::forget_folder(&self.dir);
     }
 
     /// Unmounts, detaches and removes now, saying what failed.
-    pub fn take_down(self) -> Result<(), FsError> {
-        self.inner.take_down()
+    pub fn take_down(mut self) -> Result<(), FsError> {
+        self.keep = true;
+        self.undo_all()
+    }
+
+    /// Records a mount made at `point`, and registers its undo for an interrupt.
+    #[cfg(unix)]
+    fn mounted(&mut self, point: &Path) {
+        self.mounts.push(point.to_path_buf());
+        if let Some(id) = crate::cleanup::register_undo(&self.dir, os::undo_argv(point)) {
+            self.undo.push(id);
+        }
+    }
+
+    fn undo_all(&mut self) -> Result<(), FsError> {
+        let mut failed = Vec::new();
+        while let Some(point) = self.mounts.pop() {
+            if let Err(err) = os::unmount(&point) {
+                failed.push(format!("{}: {err}", point.display()));
+            }
+        }
+        for id in self.undo.drain(..) {
+            crate::cleanup::forget_undo(id);
+        }
+        if failed.is_empty() {
+            if let Err(err) = crate::cleanup::remove_registered_folder(&self.dir) {
+                failed.push(format!("{}: {err}", self.dir.display()));
+            }
+        } else {
+            // Removing the folder would descend into a file system still mounted.
+            crate::cleanup::forget_folder(&self.dir);
+        }
+        match failed.is_empty() {
+            true => Ok(()),
+            false => Err(FsError::Step {
+                fs: self.fs,
+                doing: "taking the image down".into(),
+                detail: failed.join("; "),
+            }),
+        }
+    }
+
+    #[cfg(unix)]
+    fn step(&self, doing: &str, err: std::io::Error) -> FsError {
+        FsError::Step {
+            fs: self.fs,
+            doing: doing.to_string(),
+            detail: err.to_string(),
+        }
+    }
+}
+
+impl Drop for OnImage {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        if let Err(err) = self.undo_all() {
+            eprintln!("eqcheck: {err}");
+        }
     }
 }
 
@@ -303,11 +408,6 @@ fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
         .saturating_add(payload / 2)
         .saturating_add(64 * MIB)
         .max(floor)
-}
-
-#[cfg(unix)]
-fn interrupted() -> io::Error {
-    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
 }
 
 /// `dir` made by this call, so two builds into one folder never share it and a

@@ -1,14 +1,11 @@
-//! Platforms without file-system images yet (macOS's `hdiutil` and Windows'
-//! VHDs are designed for but not built): only `native` exists, and asking for
-//! anything else says so.
-
-use std::path::Path;
+//! Platforms without file-system images yet (Windows' VHDs are designed for but
+//! not built): only `native` exists, and asking for anything else says so before
+//! anything is made.
 
 use super::{FileSystem, FsError};
-use crate::fixtures::{Skipped, TreeSpec};
 
 pub fn images_refused() -> Option<String> {
-    Some("file-system images are made on Linux only; here only --fs native runs".into())
+    Some("file-system images are made on Linux and macOS only; here only --fs native runs".into())
 }
 
 pub fn unavailable(_fs: FileSystem) -> Option<String> {
@@ -19,40 +16,12 @@ pub fn enter_private_namespace() -> Result<(), FsError> {
     Ok(())
 }
 
-/// Never made: `build` refuses first.
-#[derive(Debug)]
-pub enum Mounted {}
-
-impl Mounted {
-    pub fn root(&self) -> &Path {
-        match *self {}
-    }
-    pub fn mount_point(&self) -> &Path {
-        match *self {}
-    }
-    pub fn file_system(&self) -> FileSystem {
-        match *self {}
-    }
-    pub fn keep(&mut self) {
-        match *self {}
-    }
-    pub fn take_down(self) -> Result<(), FsError> {
-        match self {}
-    }
+/// Never called: nothing is ever mounted here.
+pub fn unmount(_point: &std::path::Path) -> Result<(), FsError> {
+    Ok(())
 }
 
-pub fn build(
-    fs: FileSystem,
-    _spec: &TreeSpec,
-    _dir: &Path,
-) -> Result<(Mounted, Vec<Skipped>), FsError> {
-    Err(FsError::Unavailable {
-        fs,
-        reason: images_refused().unwrap_or_default(),
-    })
-}
-
-pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
+pub fn unmount_kept(dir: &std::path::Path) -> Result<(), FsError> {
     Err(FsError::NotAnImage {
         dir: dir.to_path_buf(),
     })
