@@ -8,9 +8,8 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use super::{build_at, image_bytes, FileSystem, FsError, OnImage, MARKER};
+use super::{build_at, image_bytes, run_tool, FileSystem, FsError, OnImage, MARKER};
 use crate::cleanup;
 use crate::fixtures::{room::Footprint, Skipped, TreeSpec};
 
@@ -215,34 +214,14 @@ pub fn unmount(point: &Path) -> io::Result<()> {
     }
 }
 
-/// Runs a tool to its end; `Err` carries what it said on stderr.
+/// Runs a tool found on PATH (or in sbin) to its end.
 fn run(fs: FileSystem, tool: &str, args: &[OsString]) -> Result<(), FsError> {
-    let failed = |detail: String| FsError::Step {
+    let program = find_tool(tool).ok_or_else(|| FsError::Step {
         fs,
         doing: tool.to_string(),
-        detail,
-    };
-    let program = find_tool(tool).ok_or_else(|| failed("not found".into()))?;
-    let output = Command::new(&program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|err| failed(err.to_string()))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&output.stderr);
-    let said: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
-    let words: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    Err(failed(format!(
-        "`{tool} {}` {}: {}",
-        words.join(" "),
-        output.status,
-        said.last().copied().unwrap_or("(it said nothing)")
-    )))
+        detail: "not found".into(),
+    })?;
+    run_tool(fs, &program, args)
 }
 
 /// Makes `m`'s file system, mounts it and builds `spec` at its root.

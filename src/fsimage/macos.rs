@@ -8,9 +8,8 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use super::{build_at, image_bytes, FileSystem, FsError, OnImage, MARKER};
+use super::{build_at, image_bytes, run_tool, FileSystem, FsError, OnImage, MARKER};
 use crate::cleanup;
 use crate::fixtures::{room::Footprint, Skipped, TreeSpec};
 
@@ -57,28 +56,8 @@ fn detach(point: &Path) -> Result<(), String> {
     })
 }
 
-/// Runs `hdiutil` to its end; `Err` carries the last line it said.
 fn hdiutil(fs: FileSystem, args: &[OsString]) -> Result<(), FsError> {
-    let failed = |detail: String| FsError::Step {
-        fs,
-        doing: "hdiutil".into(),
-        detail,
-    };
-    let output = Command::new(HDIUTIL)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|err| failed(err.to_string()))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&output.stderr);
-    let last = said.lines().rfind(|l| !l.trim().is_empty());
-    Err(failed(format!(
-        "{}: {}",
-        output.status,
-        last.unwrap_or("(it said nothing)")
-    )))
+    run_tool(fs, Path::new(HDIUTIL), args)
 }
 
 /// Makes `m`'s image, attaches it and builds `spec` at its root.

@@ -450,3 +450,37 @@ fn build_at(root: &Path, spec: &TreeSpec, fs: FileSystem) -> Result<Vec<Skipped>
         })?;
     Ok(fixtures::build_into(spec, root, &holds)?)
 }
+
+/// Runs an image tool (`mkfs`, `mount`, `hdiutil`) to its end; `Err` names the
+/// command and carries the last line it said on stderr.
+#[cfg(unix)]
+fn run_tool(fs: FileSystem, program: &Path, args: &[std::ffi::OsString]) -> Result<(), FsError> {
+    let tool = program.file_name().map_or_else(
+        || program.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let failed = |detail: String| FsError::Step {
+        fs,
+        doing: tool.clone(),
+        detail,
+    };
+    let output = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|err| failed(err.to_string()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    let last = said.lines().rfind(|l| !l.trim().is_empty());
+    let words: Vec<String> = (args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    Err(failed(format!(
+        "`{tool} {}` {}: {}",
+        words.join(" "),
+        output.status,
+        last.unwrap_or("(it said nothing)")
+    )))
+}
