@@ -47,8 +47,9 @@ enum Event {
     /// stdin closed: eqcheck is gone or done.
     Closed,
     /// The run's first process was reaped, with its status, resource use and
-    /// the wall time to then.
-    Reaped(io::Result<(i32, libc::rusage)>, Duration),
+    /// the wall time to then; boxed, as a `rusage` is several times a request's
+    /// size on some targets.
+    Reaped(Box<io::Result<(i32, libc::rusage)>>, Duration),
 }
 
 /// Serves requests until stdin closes; the keeper's whole life.
@@ -117,7 +118,7 @@ impl Keeper {
         let reaping = self.events.clone();
         std::thread::spawn(move || {
             let reaped = unix::wait4(pid);
-            let _ = reaping.send(Event::Reaped(reaped, started.elapsed()));
+            let _ = reaping.send(Event::Reaped(Box::new(reaped), started.elapsed()));
         });
         let (reaped, wall, timed_out) = self.wait(pid, started, request);
         // Reaped by wait4: the Child must not be waited for again.
@@ -149,7 +150,7 @@ impl Keeper {
                 None => (self.received.recv()).map_err(|_| RecvTimeoutError::Disconnected),
             };
             match event {
-                Ok(Event::Reaped(reaped, wall)) => return (reaped, wall, timed_out),
+                Ok(Event::Reaped(reaped, wall)) => return (*reaped, wall, timed_out),
                 Ok(Event::Request(_)) => {}
                 Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     self.closed = true;

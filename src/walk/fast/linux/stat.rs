@@ -169,6 +169,11 @@ fn statx_into<'r, Fd: AsFd>(
     flags: AtFlags,
     record: &'r mut MaybeUninit<rustix::fs::Statx>,
 ) -> rustix::io::Result<&'r rustix::fs::Statx> {
+    // The kernel takes the flags and the mask as unsigned ints, and a register
+    // (a long) carries each: on 32-bit targets a long is an i32, so they go as
+    // their bits, which the kernel reads back as unsigned.
+    let flags = flags.bits() as libc::c_long;
+    let mask = MASK.bits() as libc::c_long;
     // SAFETY: statx reads the NUL-terminated `name` and writes at most one
     // `struct statx`, which `record` has room for; `dir` stays open for the call.
     let done = unsafe {
@@ -176,8 +181,8 @@ fn statx_into<'r, Fd: AsFd>(
             libc::SYS_statx,
             libc::c_long::from(dir.as_fd().as_raw_fd()),
             name.as_ptr(),
-            libc::c_long::from(flags.bits()),
-            libc::c_long::from(MASK.bits()),
+            flags,
+            mask,
             record.as_mut_ptr(),
         )
     };
