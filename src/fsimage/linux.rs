@@ -328,26 +328,33 @@ fn on_image(
 ) -> Result<Vec<Skipped>, FsError> {
     let image = make_image(m, footprint)?;
     let point = m.mount_point.clone();
-    match (m.fs, driver(m.fs)) {
-        (FileSystem::Exfat, Some(Driver::Fuse)) => mount(
-            m,
-            &[
-                "-t".as_ref(),
-                "exfat-fuse".as_ref(),
-                "-o".as_ref(),
-                "loop,umask=022".as_ref(),
-                image.as_ref(),
-            ],
-            &point,
-        )?,
-        (FileSystem::Exfat | FileSystem::Vfat, _) => mount(
-            m,
-            &["-o".as_ref(), "loop,umask=022".as_ref(), image.as_ref()],
-            &point,
-        )?,
-        _ => mount(m, &["-o".as_ref(), "loop".as_ref(), image.as_ref()], &point)?,
+    let (kind, options): (&[&str], &str) = match (m.fs, driver(m.fs)) {
+        (FileSystem::Exfat, Some(Driver::Fuse)) => (&["-t", "exfat-fuse"], "loop,umask=022"),
+        (FileSystem::Exfat | FileSystem::Vfat, _) => (&[], "loop,umask=022"),
+        _ => (&[], "loop"),
+    };
+    let mut args: Vec<&std::ffi::OsStr> = kind.iter().map(|k| k.as_ref()).collect();
+    args.extend(["-o".as_ref(), options.as_ref(), image.as_os_str()]);
+    mount(m, &args, &point)?;
+    let skipped = build_at(&m.root.clone(), spec, m.fs)?;
+    if !m.fs.holds().case_sensitive {
+        // FAT and exFAT keep times more coarsely than the build sets them, and a
+        // driver serves what was set from its cache until it reads the disk again:
+        // the tree would seem to change under the arms once the cache went. Mounted
+        // afresh, the tree is what the disk holds from the first look on.
+        remount(m, &args, &point)?;
     }
-    build_at(&m.root.clone(), spec, m.fs)
+    Ok(skipped)
+}
+
+/// Unmounts the last mount, `point`, and mounts it again with `args`.
+fn remount(m: &mut OnImage, args: &[&std::ffi::OsStr], point: &Path) -> Result<(), FsError> {
+    m.mounts.pop();
+    if let Some(id) = m.undo.pop() {
+        crate::cleanup::forget_undo(id);
+    }
+    unmount(point).map_err(|err| m.step("unmounting to mount afresh", err))?;
+    mount(m, args, point)
 }
 
 /// A sparse image file and `mkfs`; nothing mounted yet.
