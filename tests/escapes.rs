@@ -257,3 +257,105 @@ fn a_killed_eqcheck_leaves_no_arm_running() {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(notes.writes(), before, "a child wrote after the end");
 }
+
+/// Where the cgroup v2 hierarchy is mounted.
+fn cgroup2_mount() -> PathBuf {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let line = mountinfo
+        .lines()
+        .find(|l| l.contains(" - cgroup2 "))
+        .unwrap();
+    PathBuf::from(line.split_whitespace().nth(4).unwrap())
+}
+
+/// Where eqcheck may make control groups (as root), every run, as the arm user
+/// or as root, is in its keeper's group, and the group is gone once eqcheck ends.
+#[test]
+fn runs_are_in_their_keepers_control_group_which_is_gone_after() {
+    if skip_unless(Capability::ControlGroups) {
+        return;
+    }
+    let users: [&[&str]; 2] = [&[], as_root()];
+    for user in users {
+        let notes = Notes::new();
+        let seen = notes.dir.path().join("cgroups");
+        std::fs::write(&seen, "").unwrap();
+        set_mode(&seen, 0o666);
+        let arm = notes.dir.path().join("arm.sh");
+        let script = format!(
+            "#!/bin/sh\ngrep '^0::' /proc/self/cgroup >> {}\necho same\n",
+            seen.display()
+        );
+        std::fs::write(&arm, script).unwrap();
+        set_mode(&arm, 0o755);
+        let arm = arm.display().to_string();
+        let sets = two_sets(notes.dir.path());
+        let mut args = vec!["--ref", &arm, "--cand", &arm, "--tree", "basic"];
+        args.extend(["--sets", &sets, "-j", "1"]);
+        args.extend(user.iter());
+        let out = Cmd::new(eqcheck()).args(&args).output();
+        assert_eq!(out.code, Some(0), "{out}");
+        let seen = std::fs::read_to_string(&seen).unwrap();
+        let groups: Vec<&str> = seen.lines().map(|l| &l[3..]).collect();
+        assert!(groups.len() >= 4, "{user:?}: runs seen: {seen}");
+        for group in &groups {
+            let name = Path::new(group).file_name().unwrap().to_string_lossy();
+            assert!(
+                name.starts_with("eqcheck-keeper-"),
+                "{user:?}: a run in {group}\n{out}"
+            );
+            let folder = cgroup2_mount().join(group.trim_start_matches('/'));
+            assert!(!folder.exists(), "{} is left\n{out}", folder.display());
+        }
+    }
+}
+
+/// The control group ends what no sweep of the collector would find: a process
+/// that left its session and lost its parent to init, as the test process is no
+/// subreaper.
+#[test]
+fn a_control_group_alone_ends_a_process_that_left_its_session_and_its_parent() {
+    if skip_unless(Capability::ControlGroups) || skip_unless(Capability::Program("setsid")) {
+        return;
+    }
+    let container = eqcheck::sweep::Container::make().expect("a group");
+    let folder = container.folder().to_path_buf();
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"])
+        .stdout(std::process::Stdio::piped());
+    container.hold(&mut command);
+    let out = command.output().unwrap();
+    let orphan: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(runs(orphan), "the orphan {orphan} should still run");
+    container.end_all();
+    // Out of the group, a killed process may still be a moment from a zombie.
+    let start = Instant::now();
+    while runs(orphan) && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!runs(orphan), "the orphan {orphan} outlived its group");
+    drop(container);
+    assert!(!folder.exists(), "{} is left", folder.display());
+}
+
+/// A group whose keeper was killed before it could remove it is removed by the
+/// next keeper that starts.
+#[test]
+fn a_group_left_by_a_killed_keeper_is_removed_by_the_next() {
+    if skip_unless(Capability::ControlGroups) {
+        return;
+    }
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let probe = eqcheck::sweep::Container::make().expect("a group");
+    let parent = probe.folder().parent().unwrap().to_path_buf();
+    drop(probe);
+    let left = parent.join(format!("eqcheck-keeper-{}", gone.id()));
+    std::fs::create_dir(&left).unwrap();
+    let next = eqcheck::sweep::Container::make().expect("a group");
+    let still_there = left.exists();
+    drop(next);
+    let _ = std::fs::remove_dir(&left);
+    assert!(!still_there, "{} is left", left.display());
+}

@@ -2,13 +2,16 @@
 //! that spawns a helper, a crash handler that detaches with `setsid`, or a double
 //! fork leaves processes that outlive the run's own and its process group. A
 //! process that starts runs makes itself their collector here (`become_keeper`),
-//! ends what is left of a run once its main process is reaped (`end_run`), and
+//! ends what is left of a run once its main process is reaped
+//! (`Collector::end_run`), and
 //! eqcheck ends from outside everything a collector still has on an interrupt
 //! (`kill_descendants`).
 //!
 //! How much is caught differs by system. Linux: the collector is a child
 //! subreaper, so every orphan of a run, whatever session or group it moved to,
-//! becomes its child and is killed and reaped before the run is done. macOS has no
+//! becomes its child and is killed and reaped before the run is done; where the
+//! collector may make control groups (as root), its runs are in one of their own
+//! as well, ended at once with `cgroup.kill` (see `cgroup.rs`). macOS has no
 //! subreaper: a run leads a session of its own, and what is still in that session,
 //! in its group, or descended from the collector is killed; a process that both
 //! left the session (`setsid`) and lost its parent before the run ended has been
@@ -16,14 +19,18 @@
 //! the keeper), and nothing here applies.
 
 #[cfg(target_os = "linux")]
+mod cgroup;
+#[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(unix)]
 mod unix;
 
+#[cfg(target_os = "linux")]
+pub use cgroup::Container;
 #[cfg(unix)]
-pub use unix::{become_keeper, end_run, kill_descendants};
+pub use unix::{become_keeper, kill_descendants, Collector};
 
 /// One process as a sweep sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,24 +12,71 @@ use super::macos as platform;
 /// SIGKILL cannot be ignored, but a process in uninterruptible sleep (on a hung
 /// network mount) dies only when it wakes. Past this, a sweep gives up rather than
 /// hang eqcheck with it.
-const GIVE_UP_AFTER: Duration = Duration::from_secs(10);
+pub(super) const GIVE_UP_AFTER: Duration = Duration::from_secs(10);
 
 /// How long a sweep waits between rounds, for the killed to die and their orphans
 /// to be re-parented.
-const ROUND: Duration = Duration::from_millis(1);
+pub(super) const ROUND: Duration = Duration::from_millis(1);
 
-/// Makes this process the collector of every orphan its runs leave (Linux), before
-/// it starts any. Failing leaves it an ordinary parent: the run's own process group
-/// and session are still killed.
-pub fn become_keeper() {
-    platform::become_subreaper();
+/// A process that starts runs and ends everything each leaves.
+#[derive(Debug)]
+pub struct Collector {
+    /// The runs' control group, where this process may make one (Linux).
+    #[cfg(target_os = "linux")]
+    container: Option<super::cgroup::Container>,
 }
 
-/// Ends what is left of a run whose first process (`leader`, which leads the run's
-/// session and group) has been reaped: its group, then every process the system
-/// lets this process find (its children, the orphans it collected, the run's
-/// session), killed and reaped round after round until none is left.
-pub fn end_run(leader: u32) {
+/// Makes this process the collector of every orphan its runs leave (Linux), before
+/// it starts any, and where it may, puts its runs in a control group of their
+/// own. Failing either leaves it an ordinary parent: the run's own process group
+/// and session are still killed.
+pub fn become_keeper() -> Collector {
+    platform::become_subreaper();
+    Collector {
+        #[cfg(target_os = "linux")]
+        container: super::cgroup::Container::make(),
+    }
+}
+
+impl Collector {
+    /// The control group runs go in, if any.
+    #[cfg(target_os = "linux")]
+    pub fn container(&self) -> Option<&super::cgroup::Container> {
+        self.container.as_ref()
+    }
+
+    /// Readies a run's command: its process joins the runs' control group, if
+    /// any, before its program starts.
+    pub fn prepare(&self, _command: &mut std::process::Command) {
+        #[cfg(target_os = "linux")]
+        if let Some(container) = &self.container {
+            container.hold(_command);
+        }
+    }
+
+    /// Says a run has started as process `_leader`.
+    pub fn started(&self, _leader: u32) {
+        #[cfg(target_os = "linux")]
+        if let Some(container) = &self.container {
+            container.adopt(_leader);
+        }
+    }
+
+    /// Ends what is left of a run whose first process (`leader`, which leads the
+    /// run's session and group) has been reaped: the control group at once, if
+    /// any; then its group and every process the system lets this process find
+    /// (its children, the orphans it collected, the run's session), killed and
+    /// reaped round after round until none is left.
+    pub fn end_run(&self, leader: u32) {
+        #[cfg(target_os = "linux")]
+        if let Some(container) = &self.container {
+            container.end_all();
+        }
+        end_run(leader);
+    }
+}
+
+fn end_run(leader: u32) {
     kill_group(leader);
     let deadline = Instant::now() + GIVE_UP_AFTER;
     loop {
@@ -87,7 +134,7 @@ fn reap_all() -> bool {
     }
 }
 
-fn kill(pid: u32) {
+pub(super) fn kill(pid: u32) {
     if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }

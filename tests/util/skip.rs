@@ -41,6 +41,8 @@ pub enum Capability<'a> {
     },
     /// This process may mount a tmpfs (tried on a scratch folder).
     MountTmpfs,
+    /// A cgroup v2 hierarchy in which this process may make a group (tried).
+    ControlGroups,
     /// A program on PATH: a shell a completion script is checked with, groff.
     Program(&'a str),
     /// `unshare --mount --propagation private` runs: mounts made inside it never
@@ -79,6 +81,10 @@ impl Capability<'_> {
                 mounted
             }
             Capability::Program(name) => on_path(name),
+            #[cfg(target_os = "linux")]
+            Capability::ControlGroups => eqcheck::sweep::Container::make().is_some(),
+            #[cfg(not(target_os = "linux"))]
+            Capability::ControlGroups => false,
             Capability::PrivateMounts => {
                 let unshare = ["--mount", "--propagation", "private", "true"];
                 succeeds(Command::new("unshare").args(unshare)).is_some()
@@ -123,6 +129,10 @@ impl fmt::Display for Capability<'_> {
             }
             Capability::MountTmpfs => write!(f, "needs to mount a tmpfs (root, CAP_SYS_ADMIN)"),
             Capability::Program(name) => write!(f, "needs {name} on PATH"),
+            Capability::ControlGroups => write!(
+                f,
+                "needs to make a cgroup v2 group (Linux, root or a delegated subtree)"
+            ),
             Capability::PrivateMounts => write!(
                 f,
                 "needs a private mount namespace (unshare --mount, root or CAP_SYS_ADMIN)"

@@ -54,7 +54,7 @@ enum Event {
 
 /// Serves requests until stdin closes; the keeper's whole life.
 pub fn serve() -> u8 {
-    crate::sweep::become_keeper();
+    let collector = crate::sweep::become_keeper();
     let (events, received) = mpsc::channel();
     let reader = events.clone();
     std::thread::spawn(move || {
@@ -71,6 +71,7 @@ pub fn serve() -> u8 {
         events,
         received,
         closed: false,
+        collector,
     };
     while let Ok(Event::Request(line)) = keeper.received.recv() {
         let reply = match serde_json::from_str::<Request>(&line) {
@@ -98,6 +99,7 @@ struct Keeper {
     received: Receiver<Event>,
     /// stdin closed during a run.
     closed: bool,
+    collector: crate::sweep::Collector,
 }
 
 impl Keeper {
@@ -108,12 +110,14 @@ impl Keeper {
             Ok(command) => command,
             Err(err) => return not_started(&err, "cannot open the run's output files"),
         };
+        self.collector.prepare(&mut command);
         let started = Instant::now();
         let child = match command.spawn() {
             Ok(child) => child,
             Err(err) => return not_started(&err, &request.program()),
         };
         let pid = child.id();
+        self.collector.started(pid);
         let _ = send(out, &Reply::Started { pid });
         let reaping = self.events.clone();
         std::thread::spawn(move || {
@@ -125,7 +129,7 @@ impl Keeper {
         drop(child);
         // Whatever the run left (in its group, or escaped from it) would go on
         // using the machine, and the tree, and the HOME of the runs after it.
-        crate::sweep::end_run(pid);
+        self.collector.end_run(pid);
         let cost = match reaped {
             Ok((raw_status, usage)) => unix::cost_of(raw_status, &usage, wall, timed_out),
             Err(err) => Cost::failed(format!("waiting for process {pid}: {err}")),

@@ -1,0 +1,192 @@
+//! Linux, where the collector may make control groups (root, or a delegated
+//! cgroup v2 subtree): the collector's runs go into a cgroup of their own, and what
+//! is left of a run is ended through it. Stronger than the subreaper's rounds
+//! alone: `cgroup.kill` ends every process in the group at once, so a run that
+//! forks as fast as it is killed cannot outrun it, and a process is in the group
+//! from before its program starts, whatever session, group or parent it moves to.
+//!
+//! The group is `eqcheck-keeper-PID`, beside the collector's own cgroup in the
+//! cgroup v2 hierarchy; no controller is enabled in it, so it takes nothing from
+//! the machine's own layout. It is removed when the collector ends; one left by a
+//! collector that was killed is removed by the next that starts.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::unix::{kill, GIVE_UP_AFTER, ROUND};
+
+const NAME_PREFIX: &str = "eqcheck-keeper-";
+
+/// A cgroup holding one collector's runs.
+#[derive(Debug)]
+pub struct Container {
+    dir: PathBuf,
+    /// `cgroup.procs`, opened here: the run writes itself into it between fork
+    /// and exec, after it has dropped to the arm user, and the kernel checks the
+    /// opener's rights, not the writer's.
+    procs: File,
+}
+
+impl Container {
+    /// A cgroup for this process's runs, or none where there is no cgroup v2
+    /// hierarchy or this process may not make a group in it.
+    pub fn make() -> Option<Container> {
+        let parent = own_cgroup_folder()?;
+        remove_abandoned(&parent);
+        let dir = parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        match File::options().write(true).open(dir.join("cgroup.procs")) {
+            Ok(procs) => Some(Container { dir, procs }),
+            Err(_) => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    /// The folder of the group in the cgroup file system.
+    pub fn folder(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The command's process joins the group before its program starts, so
+    /// nothing it starts is ever outside.
+    pub fn hold(&self, command: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let procs = self.procs.as_raw_fd();
+        // SAFETY: write(2) is async-signal-safe; the closure touches only a
+        // constant buffer and a descriptor that stays open in the parent.
+        unsafe {
+            command.pre_exec(move || {
+                // "0" is the writer itself. A kernel that checks the writer's own
+                // rights (before 5.16) refuses an unprivileged arm: `adopt` after
+                // the start moves it then.
+                libc::write(procs, b"0".as_ptr().cast(), 1);
+                Ok(())
+            });
+        }
+    }
+
+    /// Moves a started run's process into the group, where `hold` could not.
+    pub fn adopt(&self, pid: u32) {
+        use std::io::Write;
+        // One write: the cgroup file system reads each write as one request.
+        let _ = (&self.procs).write(pid.to_string().as_bytes());
+    }
+
+    /// Ends every process in the group and waits until none is left in it (a
+    /// process that has ended but is not yet reaped is not in it any more).
+    pub fn end_all(&self) {
+        let deadline = Instant::now() + GIVE_UP_AFTER;
+        loop {
+            let members = members(&self.dir);
+            if members.is_empty() || Instant::now() > deadline {
+                return;
+            }
+            // Kernels before 5.14 have no `cgroup.kill`: each member, then.
+            if std::fs::write(self.dir.join("cgroup.kill"), "1").is_err() {
+                members.into_iter().for_each(kill);
+            }
+            std::thread::sleep(ROUND);
+        }
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        self.end_all();
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The pids in a group's `cgroup.procs`; none when it cannot be read.
+fn members(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|text| {
+            text.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Groups a collector that no longer runs left behind (it was killed before it
+/// could remove its own): their processes are ended and the groups removed.
+fn remove_abandoned(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(NAME_PREFIX)) else {
+            continue;
+        };
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if !alive {
+            let abandoned = entry.path();
+            members(&abandoned).into_iter().for_each(kill);
+            let _ = std::fs::write(abandoned.join("cgroup.kill"), "1");
+            let _ = std::fs::remove_dir(&abandoned);
+        }
+    }
+}
+
+/// This process's cgroup v2 folder: where the unified hierarchy is mounted
+/// (`/proc/self/mountinfo`) joined with this process's path in it
+/// (`/proc/self/cgroup`'s `0::` line).
+fn own_cgroup_folder() -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = cgroup2_mount(&mountinfo)?;
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = unified_path(&cgroups)?;
+    Some(mount.join(own.trim_start_matches('/')))
+}
+
+/// The mount point of the first cgroup2 file system in a mountinfo text. Its
+/// fields: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE
+/// SUPER`; mount points with spaces are written with `\040`.
+fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (before, after) = line.split_once(" - ")?;
+        if after.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        let point = before.split_whitespace().nth(4)?;
+        Some(PathBuf::from(point.replace("\\040", " ")))
+    })
+}
+
+/// The path in the unified hierarchy from a `/proc/PID/cgroup` text.
+fn unified_path(cgroups: &str) -> Option<&str> {
+    cgroups.lines().find_map(|line| line.strip_prefix("0::"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unified_hierarchy_is_found_in_hybrid_and_pure_layouts() {
+        let hybrid = "\
+30 25 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755
+41 30 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw
+42 30 0:39 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory";
+        assert_eq!(
+            cgroup2_mount(hybrid),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        let pure = "35 24 0:30 / /sys/fs/my\\040cgroup rw,nosuid - cgroup2 cgroup2 rw";
+        assert_eq!(
+            cgroup2_mount(pure),
+            Some(PathBuf::from("/sys/fs/my cgroup"))
+        );
+        assert_eq!(cgroup2_mount("42 30 0:39 / /x rw - cgroup cgroup rw"), None);
+        let cgroups = "4:memory:/a\n0::/user.slice/session-1.scope\n";
+        assert_eq!(unified_path(cgroups), Some("/user.slice/session-1.scope"));
+        assert_eq!(unified_path("4:memory:/a\n"), None);
+    }
+}
