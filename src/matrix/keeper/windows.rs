@@ -23,6 +23,7 @@ struct Job(HANDLE);
 
 impl Drop for Job {
     fn drop(&mut self) {
+        crate::cleanup::forget_job(self.0 as usize);
         // SAFETY: the handle came from CreateJobObjectW and is closed once.
         unsafe {
             TerminateJobObject(self.0, 1);
@@ -50,6 +51,8 @@ pub fn wait(
     if let Some(job) = &job {
         // SAFETY: both handles are live; a failure only loses the accounting.
         unsafe { AssignProcessToJobObject(job.0, process) };
+        // Past an interrupt, this ends the job (the child with it) at once.
+        crate::cleanup::register_job(job.0 as usize);
     }
     let ended = wait_or_stop(process, started, timeout, cap);
     let timed_out = ended == Ended::TimedOut;
