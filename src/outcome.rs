@@ -202,12 +202,21 @@ pub struct TreeInfo {
     /// The file system the tree is on (`ext2/3/4`, `apfs`, …), where it can be told.
     #[serde(default)]
     pub file_system: Option<String>,
+    /// The `--fs` the tree was built on (`ext4`, `exfat`, …): `native` for the
+    /// temp folder's own file system and for a given folder.
+    #[serde(default = "native")]
+    pub fs: String,
     /// How the tree was guarded (`watched (inotify on N folders), …` or
     /// `fingerprinted after every arm: why`); none with the guard off.
     #[serde(default)]
     pub guard: Option<String>,
     /// How many times the tree was fingerprinted to guard it (0 with the guard off).
     pub fingerprints: usize,
+}
+
+/// What a report from before the file-system dimension ran on.
+fn native() -> String {
+    "native".to_string()
 }
 
 /// Entry counts of a tree, the operand itself included.
@@ -225,7 +234,11 @@ pub struct TreeCounts {
 pub struct CaseOutcome {
     /// Stable across runs: tree, group and set.
     pub id: String,
+    /// The tree's name, `TREE@FS` on a file system of `--fs`.
     pub tree: String,
+    /// The `--fs` the tree was on: `native` for the temp folder's own.
+    #[serde(default = "native")]
+    pub fs: String,
     pub group: String,
     pub set: String,
     pub reference: ArmRun,

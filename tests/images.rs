@@ -259,6 +259,7 @@ fn a_run_over_several_file_systems_names_each_and_leaves_nothing() {
         return;
     }
     let tmp = temp_dir();
+    let markdown = tempfile::NamedTempFile::new().unwrap();
     let out = Cmd::new(eqcheck())
         .args([
             "--tree",
@@ -268,29 +269,44 @@ fn a_run_over_several_file_systems_names_each_and_leaves_nothing() {
             "--sets",
             "sizes",
         ])
-        .args(["--json", "-"])
+        .args(["--json", "-", "--markdown"])
+        .arg(markdown.path())
         .env("TMPDIR", tmp.path())
         .output();
     assert_eq!(out.code, Some(0), "{out}");
     let report = crate::util::json_report(&out);
-    let trees: Vec<(String, String)> = (report["trees"].as_array().expect("trees").iter())
-        .map(|t| {
-            let name = t["name"].as_str().unwrap_or_default().to_string();
-            (
-                name,
-                t["file_system"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let trees: Vec<[String; 3]> = (report["trees"].as_array().expect("trees").iter())
+        .map(|t| [text(&t["name"]), text(&t["fs"]), text(&t["file_system"])])
         .collect();
-    let names: Vec<&str> = trees.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["basic", "basic@ext4", "basic@tmpfs"], "{out}");
-    assert_eq!(trees[2].1, "tmpfs", "basic@tmpfs was not on a tmpfs\n{out}");
+    let named: Vec<[&str; 2]> = trees
+        .iter()
+        .map(|[n, fs, _]| [n.as_str(), fs.as_str()])
+        .collect();
+    let expected = [
+        ["basic", "native"],
+        ["basic@ext4", "ext4"],
+        ["basic@tmpfs", "tmpfs"],
+    ];
+    assert_eq!(named, expected, "{out}");
+    assert_eq!(
+        trees[2][2], "tmpfs",
+        "basic@tmpfs was not on a tmpfs\n{out}"
+    );
     let cases = report["cases"].as_array().expect("cases");
     assert!(
         cases
             .iter()
-            .any(|c| c["id"].as_str().unwrap_or("").starts_with("basic@ext4:")),
-        "no case id names the file system\n{out}"
+            .any(|c| text(&c["id"]).starts_with("basic@ext4:") && c["fs"] == "ext4"),
+        "no case id or fs names the file system\n{out}"
+    );
+    let markdown = std::fs::read_to_string(markdown.path()).unwrap();
+    let header = "| Tree | File system | Sets | Identical |";
+    assert!(markdown.contains(header), "{markdown}");
+    assert!(markdown.contains("| basic | ext4 | 8 |"), "{markdown}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("File system"),
+        "no column in the terminal\n{out}"
     );
     assert!(
         std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
@@ -382,4 +398,34 @@ fn the_probe_census_on_ext2_without_filetype_is_all_unknown() {
         );
     }
     assert_eq!(census("basic@ext4")["unknown"], 0, "{out}");
+}
+
+/// `--keep` cannot keep a tree on an image (the mount lives in eqcheck's private
+/// namespace): the run says so and how to build it again, and leaves nothing.
+#[test]
+fn keep_says_an_image_goes_with_the_run_and_how_to_build_it_again() {
+    if [Capability::Root, Capability::FileSystemImage("tmpfs")]
+        .into_iter()
+        .any(skip_unless)
+    {
+        return;
+    }
+    let tmp = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args([
+            "--tree", "basic", "--fs", "tmpfs", "--sets", "sizes", "--keep",
+        ])
+        .env("TMPDIR", tmp.path())
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--keep does not keep basic@tmpfs")
+            && said.contains("eqcheck trees build basic --fs tmpfs --into DIR"),
+        "{out}"
+    );
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "temp folder not emptied"
+    );
 }

@@ -22,17 +22,16 @@ pub(super) struct Arms<'a> {
     pub launcher: &'a super::keeper::Launcher,
 }
 
-/// Runs both arms of one case on the tree `tree` at `root`; `rebuild` says how a
-/// repro line builds the tree again when the run removes it.
+/// Runs both arms of one case on `tree`, whose `rebuild` says how a repro line
+/// builds the tree again when the run removes it.
 pub(super) fn run_case(
     arms: &Arms,
     guard: Option<&Guard>,
-    tree: &str,
-    root: &Path,
-    rebuild: Option<&arm::Rebuild>,
+    tree: &super::OnTree,
     case: &PlannedCase,
     dir: &Path,
 ) -> CaseOutcome {
+    let (root, rebuild) = (tree.root, tree.rebuild);
     let ref_argv = arm::argv(arms.reference, arms.flag_sets, &case.set, root);
     let cand_argv = arm::argv(arms.candidate, arms.flag_sets, &case.set, root);
     let mut moved = None;
@@ -89,7 +88,8 @@ pub(super) fn run_case(
     let _ = std::fs::remove_dir_all(dir);
     CaseOutcome {
         id: case.id.clone(),
-        tree: tree.to_string(),
+        tree: tree.name.to_string(),
+        fs: tree.fs.name().to_string(),
         group: case.group.clone(),
         set: case.set.label(),
         reference: arm_run(arms.reference, &ref_argv, arms.env, rebuild, reference),

@@ -371,8 +371,13 @@ impl Runner<'_> {
         );
         let guard = (matrix.guard.zip(watch))
             .map(|(depth, watch)| Guard::new(&root, depth, &baseline, watch));
+        let fs = match source {
+            TreeSource::Image { fs, .. } => *fs,
+            TreeSource::Spec(_) | TreeSource::Existing { .. } => crate::fsimage::FileSystem::Native,
+        };
         let on_tree = OnTree {
             name: &name,
+            fs,
             root: &root,
             rebuild: rebuild.as_ref(),
             dir,
@@ -383,6 +388,12 @@ impl Runner<'_> {
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
         }
+        if matrix.keep && image.is_some() {
+            found.warnings.push(format!(
+                "--keep does not keep {name}: an image is mounted only inside eqcheck's private mount namespace, which ends with it; `eqcheck trees build {} --fs {fs} --into DIR` builds it again",
+                name.strip_suffix(&format!("@{fs}")).unwrap_or(&name),
+            ));
+        }
         found.trees.push(TreeInfo {
             skipped,
             path: root.display().to_string(),
@@ -391,6 +402,7 @@ impl Runner<'_> {
             kept: matrix.keep && built.is_some(),
             counts: baseline.counts,
             file_system: crate::walk::file_system::name(&root),
+            fs: fs.name().to_string(),
             guard: how,
             fingerprints,
             name,
@@ -406,15 +418,8 @@ impl Runner<'_> {
         planned: &[PlannedCase],
     ) -> Vec<CaseOutcome> {
         let one = |(i, case): (usize, &PlannedCase)| {
-            let outcome = case::run_case(
-                self.arms,
-                guard,
-                tree.name,
-                tree.root,
-                tree.rebuild,
-                case,
-                &tree.dir.join(i.to_string()),
-            );
+            let outcome =
+                case::run_case(self.arms, guard, tree, case, &tree.dir.join(i.to_string()));
             self.progress.case_done(&outcome);
             outcome
         };
@@ -429,10 +434,12 @@ impl Runner<'_> {
 }
 
 /// One tree as its cases see it.
-struct OnTree<'a> {
-    name: &'a str,
-    root: &'a Path,
-    rebuild: Option<&'a arm::Rebuild>,
+pub(super) struct OnTree<'a> {
+    pub name: &'a str,
+    /// The `--fs` it was built on: `native` for the temp folder's own.
+    pub fs: crate::fsimage::FileSystem,
+    pub root: &'a Path,
+    pub rebuild: Option<&'a arm::Rebuild>,
     dir: &'a Path,
 }
 

@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use super::summary::{self, SUMMARY_HEADER};
+use super::summary;
 use crate::outcome::{ArmInfo, ArmRun, CaseOutcome, RunOutcome, StreamVerdict, Verdict};
 
 /// Lines of one diff shown before it is cut: a PR comment holds at most 65,536
@@ -130,9 +130,11 @@ fn arms(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "| {} |", SUMMARY_HEADER.join(" | "))?;
-    let align: Vec<&str> = (0..SUMMARY_HEADER.len())
-        .map(|i| if i == 0 { "---" } else { "---:" })
+    let header = summary::summary_header(outcome);
+    let words = summary::word_columns(outcome);
+    writeln!(out, "| {} |", header.join(" | "))?;
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i < words { "---" } else { "---:" })
         .collect();
     writeln!(out, "|{}|", align.join("|"))?;
     for row in summary::summary_rows(outcome) {

@@ -5,21 +5,30 @@
 
 use crate::outcome::{thousands, ArmInfo, Blame, CaseOutcome, RunOutcome, Verdict, VerdictKind};
 
-/// The summary table's columns: the tree, its case count, then one per verdict
-/// kind in the order of [`VerdictKind::ALL`].
-pub const SUMMARY_HEADER: [&str; 8] = [
-    "Tree",
-    "Sets",
-    "Identical",
-    "Order-only",
-    "Normalized",
-    "Differs",
-    "Flaky",
-    "Errors",
-];
+/// The summary table's columns: the tree, its file system where any tree was on a
+/// file system of `--fs`, its case count, then one per verdict kind in the order
+/// of [`VerdictKind::ALL`].
+pub fn summary_header(outcome: &RunOutcome) -> Vec<&'static str> {
+    let fs = has_fs_column(outcome).then_some("File system");
+    let kinds = [
+        "Identical",
+        "Order-only",
+        "Normalized",
+        "Differs",
+        "Flaky",
+        "Errors",
+    ];
+    ["Tree"]
+        .into_iter()
+        .chain(fs)
+        .chain(["Sets"])
+        .chain(kinds)
+        .collect()
+}
 
-/// One row per tree, cells in the order of [`SUMMARY_HEADER`].
+/// One row per tree, cells in the order of [`summary_header`].
 pub fn summary_rows(outcome: &RunOutcome) -> Vec<Vec<String>> {
+    let fs_column = has_fs_column(outcome);
     outcome
         .trees
         .iter()
@@ -28,12 +37,33 @@ pub fn summary_rows(outcome: &RunOutcome) -> Vec<Vec<String>> {
             let counts = VerdictKind::ALL
                 .iter()
                 .map(|kind| outcome.count(Some(&tree.name), *kind).to_string());
-            std::iter::once(tree.name.clone())
+            // `TREE@FS` is the id; with a column of its own, the tree is TREE.
+            let suffix = format!("@{}", tree.fs);
+            let (name, fs) = match fs_column {
+                true => (
+                    tree.name.strip_suffix(&suffix).unwrap_or(&tree.name),
+                    Some(tree.fs.clone()),
+                ),
+                false => (tree.name.as_str(), None),
+            };
+            std::iter::once(name.to_string())
+                .chain(fs)
                 .chain([sets.to_string()])
                 .chain(counts)
                 .collect()
         })
         .collect()
+}
+
+/// How many of the first columns hold words (left-aligned); the rest are counts.
+pub fn word_columns(outcome: &RunOutcome) -> usize {
+    1 + usize::from(has_fs_column(outcome))
+}
+
+/// Whether the file system is a dimension of the run: some tree was on one of
+/// `--fs` other than `native`.
+fn has_fs_column(outcome: &RunOutcome) -> bool {
+    outcome.trees.iter().any(|tree| tree.fs != "native")
 }
 
 /// `12 cases: 10 identical, 2 differ, 0 errors`.

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use anstyle::{AnsiColor, Style};
 
-use super::summary::{self, SUMMARY_HEADER};
+use super::summary;
 use crate::outcome::{
     thousands, CaseOutcome, FlakyArm, RunOutcome, StreamResult, StreamVerdict, Verdict,
 };
@@ -210,8 +210,9 @@ fn rules(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
-    let header = SUMMARY_HEADER;
+    let header = summary::summary_header(outcome);
     let rows = summary::summary_rows(outcome);
+    let words = summary::word_columns(outcome);
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -226,7 +227,7 @@ fn summary_table(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i == 0 {
+                if i < words {
                     format!("{c:<w$}", w = widths[i])
                 } else {
                     format!("{c:>w$}", w = widths[i])
