@@ -57,12 +57,17 @@ fn main() -> ExitCode {
         eprintln!("images bench: cannot make a scratch folder");
         return ExitCode::FAILURE;
     };
+    // Nothing is taken down until every build is timed: see `time_one`.
+    let mut built = Vec::new();
     for round in 0..rounds {
         kinds.rotate_left(usize::from(round > 0));
         for &fs in &kinds {
             let dir = scratch.path().join(format!("{round}-{fs}"));
             match time_one(fs, &spec, &dir) {
-                Ok(secs) => seconds.entry(fs).or_default().push(secs),
+                Ok((secs, tree)) => {
+                    seconds.entry(fs).or_default().push(secs);
+                    built.push(tree);
+                }
                 Err(err) => {
                     eprintln!("images bench: {fs}: {err}");
                     return ExitCode::FAILURE;
@@ -70,27 +75,44 @@ fn main() -> ExitCode {
             }
         }
     }
+    for tree in built {
+        if let Built::Image(image) = tree {
+            if let Err(err) = image.take_down() {
+                eprintln!("images bench: {err}");
+            }
+        }
+    }
     report(&seconds)
 }
 
-/// Seconds to have `spec` ready on `fs` (built natively, for `native`); taking
-/// it down again is not timed.
+/// A timed build, held until the end.
+enum Built {
+    // Removed when dropped.
+    Native(#[allow(dead_code)] eqcheck::fixtures::BuiltTree),
+    Image(OnImage),
+}
+
+/// Seconds to have `spec` ready on `fs` (built natively, for `native`), and the
+/// build, which the caller takes down once every build is timed. Each build
+/// starts on a quiet disk: what the one before left to write back is flushed
+/// first, untimed. And no tree is removed in between: ext4 without a journal
+/// (as a VM's root disk may be) will not reuse an inode for 30 s to 3 min after
+/// it is freed, and scans past every such inode for each one it hands out, so
+/// building `nm` right after removing one took 45 s in the temp folder against
+/// 1.2 s on a quiet disk.
 fn time_one(
     fs: FileSystem,
     spec: &eqcheck::fixtures::TreeSpec,
     dir: &std::path::Path,
-) -> Result<f64, String> {
+) -> Result<(f64, Built), String> {
+    rustix::fs::sync();
     let started = Instant::now();
     if fs == FileSystem::Native {
         let tree = build_temp(spec).map_err(|e| e.to_string())?;
-        let secs = started.elapsed().as_secs_f64();
-        drop(tree);
-        return Ok(secs);
+        return Ok((started.elapsed().as_secs_f64(), Built::Native(tree)));
     }
     let image = OnImage::build(fs, spec, dir).map_err(|e| e.to_string())?;
-    let secs = started.elapsed().as_secs_f64();
-    image.take_down().map_err(|e| e.to_string())?;
-    Ok(secs)
+    Ok((started.elapsed().as_secs_f64(), Built::Image(image)))
 }
 
 fn report(seconds: &BTreeMap<FileSystem, Vec<f64>>) -> ExitCode {

@@ -506,9 +506,19 @@ fn build_on_image(
     // An interrupt mid-build unmounts and removes what was made so far.
     crate::cleanup::on_interrupt_clean_up();
     let mut built = crate::fsimage::OnImage::build(fs, &spec, into).map_err(fs_failure)?;
-    let mut err = std::io::stderr().lock();
-    for skip in built.skipped() {
-        let _ = writeln!(err, "eqcheck: {skip}");
+    let skipped: Vec<String> = built.skipped().iter().map(|s| s.to_string()).collect();
+    if !skipped.is_empty() {
+        // Beside the image, so `trees unmount` removes it with the rest.
+        let list = into.join("skipped");
+        let all_at = match std::fs::write(&list, skipped.join("\n") + "\n") {
+            Ok(()) => format!("{} lists each", list.display()),
+            Err(err) => format!("cannot list each in {}: {err}", list.display()),
+        };
+        let mut err = std::io::stderr().lock();
+        let tree = format!("{name}@{fs}");
+        for line in crate::report::summary::skipped_lines(&tree, &skipped, &all_at) {
+            let _ = writeln!(err, "eqcheck: {line}");
+        }
     }
     built.keep();
     Ok(built.root().to_path_buf())

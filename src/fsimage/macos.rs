@@ -68,7 +68,8 @@ pub fn fill(
 ) -> Result<Vec<Skipped>, FsError> {
     // `hdiutil create` names a sparse image `NAME.sparseimage`.
     let image = m.dir.join("image");
-    let kib = (image_bytes(m.fs, footprint) / 1024).to_string();
+    // `k` is KiB; a bare number would be read in another unit.
+    let kib = format!("{}k", image_bytes(footprint) / 1024);
     let create: Vec<OsString> = [
         "create",
         "-quiet",

@@ -392,22 +392,18 @@ pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
 // What both image makers share: sizing an image, making its folder, building the
 // tree at a root inside the mount.
 
-/// The size of an image for a tree: what it takes on disk, half as much again,
-/// and room for the file system's own structures, never below what the file
-/// system's `mkfs` accepts. The file is sparse: only what is written costs disk.
+/// The size of an image for a tree: four times what it takes on disk, and a GiB
+/// more. The file is sparse (only what is written costs disk, and the room check
+/// has made sure that fits), so the room costs nothing, and a file system near
+/// full is slow to fill: ext4 writes back and waits once its dirty data nears
+/// half its free space, and btrfs commits and flushes over and over as it hunts
+/// for metadata room. Building `nm` (420 MiB) onto ext4 took 2.9 s in an image
+/// half again its size, 1.4 s in one seven times its size; onto btrfs, 25 s
+/// against 3.4 s.
 #[cfg(unix)]
-fn image_bytes(fs: FileSystem, footprint: Footprint) -> u64 {
-    const MIB: u64 = 1 << 20;
-    let floor = match fs {
-        FileSystem::Xfs => 320 * MIB,
-        FileSystem::Btrfs => 256 * MIB,
-        _ => 64 * MIB,
-    };
-    let payload = footprint.bytes;
-    payload
-        .saturating_add(payload / 2)
-        .saturating_add(64 * MIB)
-        .max(floor)
+fn image_bytes(footprint: Footprint) -> u64 {
+    const GIB: u64 = 1 << 30;
+    footprint.bytes.saturating_mul(4).saturating_add(GIB)
 }
 
 /// `dir` made by this call, so two builds into one folder never share it and a

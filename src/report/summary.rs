@@ -66,6 +66,40 @@ fn has_fs_column(outcome: &RunOutcome) -> bool {
     outcome.trees.iter().any(|tree| tree.fs != "native")
 }
 
+/// At most this many of a tree's skipped entries are listed one by one.
+const SKIPS_LISTED: usize = 10;
+
+/// Lines that say what a tree left out, from entries `FILE:LINE: PATH: reason`:
+/// each entry when there are few; else a count, one line per reason (the text
+/// after the last `: `) with how many and the first entry, and `all_at`, which
+/// says where every one is. `nm` on exFAT leaves out over a thousand symlinks and
+/// hard links, which listed one by one would bury the rest of the report.
+pub fn skipped_lines(tree: &str, skipped: &[String], all_at: &str) -> Vec<String> {
+    if skipped.len() <= SKIPS_LISTED {
+        return skipped
+            .iter()
+            .map(|s| format!("{tree}: skipped {s}"))
+            .collect();
+    }
+    let mut reasons: Vec<(&str, usize, &str)> = Vec::new();
+    for entry in skipped {
+        let reason = entry.rsplit_once(": ").map_or(entry.as_str(), |(_, r)| r);
+        match reasons.iter_mut().find(|(r, _, _)| *r == reason) {
+            Some((_, count, _)) => *count += 1,
+            None => reasons.push((reason, 1, entry)),
+        }
+    }
+    reasons.sort_by_key(|(_, count, _)| std::cmp::Reverse(*count));
+    let head = format!(
+        "{tree}: skipped {} spec entries ({all_at}):",
+        thousands(skipped.len() as u64)
+    );
+    let each = reasons.into_iter().map(|(reason, count, first)| {
+        format!("  {} × {reason}, as {first}", thousands(count as u64))
+    });
+    std::iter::once(head).chain(each).collect()
+}
+
 /// `12 cases: 10 identical, 2 differ, 0 errors`.
 pub fn tally(outcome: &RunOutcome) -> String {
     use VerdictKind::{Differs, Error, Identical};
@@ -238,4 +272,37 @@ pub fn copy_note(arm: &ArmInfo) -> Option<String> {
         arm.binary.as_deref().unwrap_or("?"),
         arm.sha256.as_deref().unwrap_or("?")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_skips_are_listed_and_many_are_counted_by_reason() {
+        let entry = |n: usize, reason: &str| format!("t.tree:{n}: d/e{n}: {reason}");
+        let few: Vec<String> = (1..=SKIPS_LISTED)
+            .map(|n| entry(n, "fat has no symlinks"))
+            .collect();
+        let lines = skipped_lines("t@vfat", &few, "the JSON lists each");
+        assert_eq!(lines.len(), SKIPS_LISTED);
+        assert_eq!(
+            lines[0],
+            "t@vfat: skipped t.tree:1: d/e1: fat has no symlinks"
+        );
+        let mut many: Vec<String> = (1..=1200)
+            .map(|n| entry(n, "fat has no symlinks"))
+            .collect();
+        many.insert(3, entry(0, "mode 644: fat has no Unix modes"));
+        many.push(entry(9999, "mode 600: fat has no Unix modes"));
+        let lines = skipped_lines("t@vfat", &many, "the JSON lists each");
+        assert_eq!(
+            lines,
+            [
+                "t@vfat: skipped 1,202 spec entries (the JSON lists each):",
+                "  1,200 × fat has no symlinks, as t.tree:1: d/e1: fat has no symlinks",
+                "  2 × fat has no Unix modes, as t.tree:0: d/e0: mode 644: fat has no Unix modes",
+            ]
+        );
+    }
 }

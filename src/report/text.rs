@@ -182,8 +182,9 @@ fn trees(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     for tree in &outcome.trees {
-        for skipped in &tree.skipped {
-            writeln!(out, "{}: skipped {skipped}", tree.name)?;
+        let all_at = "the JSON report (--json) lists each";
+        for line in summary::skipped_lines(&tree.name, &tree.skipped, all_at) {
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())
