@@ -233,7 +233,7 @@ pub fn fill(
     match m.fs {
         FileSystem::Tmpfs => on_tmpfs(m, spec, footprint),
         FileSystem::Overlay => on_overlay(m, spec),
-        FileSystem::Squashfs => on_squashfs(m, spec),
+        FileSystem::Squashfs => on_squashfs(m, spec, footprint),
         _ => on_image(m, spec, footprint),
     }
 }
@@ -243,11 +243,7 @@ fn on_tmpfs(
     spec: &TreeSpec,
     footprint: Footprint,
 ) -> Result<Vec<Skipped>, FsError> {
-    let options = format!(
-        "size={},nr_inodes={},mode=0755",
-        image_bytes(footprint),
-        footprint.inodes.saturating_add(1024)
-    );
+    let options = tmpfs_options(footprint);
     let point = m.mount_point.clone();
     mount(
         m,
@@ -261,6 +257,23 @@ fn on_tmpfs(
         &point,
     )?;
     build_at(&m.root.clone(), spec, m.fs)
+}
+
+/// A tmpfs with room for the tree: it takes memory only as it is written.
+fn tmpfs_options(footprint: Footprint) -> String {
+    format!(
+        "size={},nr_inodes={},mode=0755",
+        image_bytes(footprint),
+        footprint.inodes.saturating_add(1024)
+    )
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn memory_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }
 
 /// The tree is built into the lower layer, so that what the arms read is the
@@ -295,11 +308,35 @@ fn on_overlay(m: &mut OnImage, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError>
     Ok(skipped)
 }
 
-/// squashfs is made from a finished folder: the tree is staged on the temp
-/// folder's file system, packed, and the stage removed.
-fn on_squashfs(m: &mut OnImage, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError> {
+/// squashfs is made from a finished folder: the tree is staged, packed, and the
+/// stage removed. The stage is a tmpfs where the tree takes at most a quarter of
+/// the memory free, as what it is staged on changes nothing in the image, and a
+/// temp folder on a disk that has just freed many inodes can take many times
+/// longer to fill (`nm`: 50 s against 0.6 s); else the temp folder.
+fn on_squashfs(
+    m: &mut OnImage,
+    spec: &TreeSpec,
+    footprint: Footprint,
+) -> Result<Vec<Skipped>, FsError> {
     let stage = m.dir.join("stage");
-    std::fs::create_dir(&stage).map_err(|err| m.step("making the stage", err))?;
+    let in_memory = memory_available().is_some_and(|free| footprint.bytes <= free / 4);
+    match in_memory {
+        true => {
+            let options = tmpfs_options(footprint);
+            mount(
+                m,
+                &[
+                    "-t".as_ref(),
+                    "tmpfs".as_ref(),
+                    "-o".as_ref(),
+                    options.as_ref(),
+                    "tmpfs".as_ref(),
+                ],
+                &stage,
+            )?;
+        }
+        false => std::fs::create_dir(&stage).map_err(|err| m.step("making the stage", err))?,
+    }
     let skipped = build_at(&stage.join("tree"), spec, m.fs)?;
     let image = m.dir.join("image");
     let args: Vec<OsString> = vec![
@@ -310,6 +347,9 @@ fn on_squashfs(m: &mut OnImage, spec: &TreeSpec) -> Result<Vec<Skipped>, FsError
         "-no-progress".into(),
     ];
     run(m.fs, "mksquashfs", &args)?;
+    if in_memory {
+        unmount_last(m, &stage)?;
+    }
     cleanup::remove_tree(&stage).map_err(|err| m.step("removing the stage", err))?;
     let point = m.mount_point.clone();
     mount(
@@ -349,12 +389,17 @@ fn on_image(
 
 /// Unmounts the last mount, `point`, and mounts it again with `args`.
 fn remount(m: &mut OnImage, args: &[&std::ffi::OsStr], point: &Path) -> Result<(), FsError> {
+    unmount_last(m, point)?;
+    mount(m, args, point)
+}
+
+/// Unmounts the last mount, `point`, and forgets it.
+fn unmount_last(m: &mut OnImage, point: &Path) -> Result<(), FsError> {
     m.mounts.pop();
     if let Some(id) = m.undo.pop() {
         crate::cleanup::forget_undo(id);
     }
-    unmount(point).map_err(|err| m.step("unmounting to mount afresh", err))?;
-    mount(m, args, point)
+    unmount(point).map_err(|err| m.step("unmounting", err))
 }
 
 /// A sparse image file and `mkfs`; nothing mounted yet.
