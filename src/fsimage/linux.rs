@@ -243,29 +243,21 @@ fn on_tmpfs(
     spec: &TreeSpec,
     footprint: Footprint,
 ) -> Result<Vec<Skipped>, FsError> {
-    let options = tmpfs_options(footprint);
     let point = m.mount_point.clone();
-    mount(
-        m,
-        &[
-            "-t".as_ref(),
-            "tmpfs".as_ref(),
-            "-o".as_ref(),
-            options.as_ref(),
-            "tmpfs".as_ref(),
-        ],
-        &point,
-    )?;
+    mount_tmpfs(m, footprint, &point)?;
     build_at(&m.root.clone(), spec, m.fs)
 }
 
-/// A tmpfs with room for the tree: it takes memory only as it is written.
-fn tmpfs_options(footprint: Footprint) -> String {
-    format!(
+/// A tmpfs at `point` with room for the tree: it takes memory only as it is
+/// written.
+fn mount_tmpfs(m: &mut OnImage, footprint: Footprint, point: &Path) -> Result<(), FsError> {
+    let options = format!(
         "size={},nr_inodes={},mode=0755",
         image_bytes(footprint),
         footprint.inodes.saturating_add(1024)
-    )
+    );
+    let args = ["-t", "tmpfs", "-o", &options, "tmpfs"].map(std::ffi::OsStr::new);
+    mount(m, &args, point)
 }
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
@@ -321,20 +313,7 @@ fn on_squashfs(
     let stage = m.dir.join("stage");
     let in_memory = memory_available().is_some_and(|free| footprint.bytes <= free / 4);
     match in_memory {
-        true => {
-            let options = tmpfs_options(footprint);
-            mount(
-                m,
-                &[
-                    "-t".as_ref(),
-                    "tmpfs".as_ref(),
-                    "-o".as_ref(),
-                    options.as_ref(),
-                    "tmpfs".as_ref(),
-                ],
-                &stage,
-            )?;
-        }
+        true => mount_tmpfs(m, footprint, &stage)?,
         false => std::fs::create_dir(&stage).map_err(|err| m.step("making the stage", err))?,
     }
     let skipped = build_at(&stage.join("tree"), spec, m.fs)?;
