@@ -254,6 +254,7 @@ impl Launcher {
                     return Cost::failed(format!("cannot open the run's output files: {err}"))
                 }
             };
+            windows::start_suspended(&mut command);
             let started = Instant::now();
             match command.spawn() {
                 Ok(child) => {
@@ -281,6 +282,8 @@ impl Launcher {
 /// when its process group is killed): the benchmarks' peers run so, as does every
 /// run on Windows. `Err` is a command that could not start.
 pub fn measure(mut command: Command, timeout: Duration) -> io::Result<Cost> {
+    #[cfg(windows)]
+    platform::start_suspended(&mut command);
     let started = Instant::now();
     let child = command.spawn()?;
     #[cfg(unix)]

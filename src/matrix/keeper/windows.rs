@@ -2,18 +2,25 @@
 //! which kills every process it holds when the run ends, when its timeout passes,
 //! or when eqcheck ends (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`: the job's last
 //! handle closes with eqcheck), and whose accounting covers every process it held.
+//! A run starts suspended and is let go only once it is in its job, so nothing it
+//! starts can run outside the job.
 
 use std::os::windows::io::AsRawHandle;
 use std::time::{Duration, Instant};
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_TIMEOUT};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, Thread32First, Thread32Next, TH32CS_SNAPTHREAD, THREADENTRY32,
+};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
     TerminateJobObject, JOBOBJECTINFOCLASS, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
-use windows_sys::Win32::System::Threading::WaitForSingleObject;
+use windows_sys::Win32::System::Threading::{
+    OpenThread, ResumeThread, WaitForSingleObject, CREATE_SUSPENDED, THREAD_SUSPEND_RESUME,
+};
 
 use super::{Cap, Cost, CAP_POLL};
 use crate::outcome::ArmStatus;
@@ -32,9 +39,16 @@ impl Drop for Job {
     }
 }
 
-/// The child is put in a fresh job as soon as it exists (a process it starts in
-/// that instant escapes the job), waited for, and the job asked; with `cap`, the
-/// job is ended as soon as either output file is past it.
+/// The command's process starts suspended: `wait` lets it run once it is in its
+/// job.
+pub fn start_suspended(command: &mut std::process::Command) {
+    use std::os::windows::process::CommandExt;
+    command.creation_flags(CREATE_SUSPENDED);
+}
+
+/// The child (started with [`start_suspended`]) is put in a fresh job, let run,
+/// waited for, and the job asked; with `cap`, the job is ended as soon as either
+/// output file is past it.
 pub fn wait(
     mut child: std::process::Child,
     started: Instant,
@@ -53,6 +67,11 @@ pub fn wait(
         unsafe { AssignProcessToJobObject(job.0, process) };
         // Past an interrupt, this ends the job (the child with it) at once.
         crate::cleanup::register_job(job.0 as usize);
+    }
+    if !resume(child.id()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Cost::failed("the run was started suspended and could not be let run".into());
     }
     let ended = wait_or_stop(process, started, timeout, cap);
     let timed_out = ended == Ended::TimedOut;
@@ -82,6 +101,41 @@ pub fn wait(
         system,
         peak_bytes,
     }
+}
+
+/// Lets every thread of process `pid` run (a process started suspended has one);
+/// false when none could be found. A thread that was not suspended is left as is.
+fn resume(pid: u32) -> bool {
+    // SAFETY: a snapshot of every thread of the system; closed below.
+    let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
+    if snapshot.is_null() || snapshot == windows_sys::Win32::Foundation::INVALID_HANDLE_VALUE {
+        return false;
+    }
+    // SAFETY: plain data, for which all zeroes is a valid value; dwSize is set as
+    // the calls require.
+    let mut entry: THREADENTRY32 = unsafe { std::mem::zeroed() };
+    entry.dwSize = std::mem::size_of::<THREADENTRY32>() as u32;
+    let mut resumed = false;
+    // SAFETY: a live snapshot and an entry of the size it says.
+    let mut more = unsafe { Thread32First(snapshot, &mut entry) } != 0;
+    while more {
+        if entry.th32OwnerProcessID == pid {
+            // SAFETY: the thread id comes from the snapshot; the handle is
+            // closed at once.
+            unsafe {
+                let thread = OpenThread(THREAD_SUSPEND_RESUME, 0, entry.th32ThreadID);
+                if !thread.is_null() {
+                    resumed |= ResumeThread(thread) != u32::MAX;
+                    CloseHandle(thread);
+                }
+            }
+        }
+        // SAFETY: as for Thread32First.
+        more = unsafe { Thread32Next(snapshot, &mut entry) } != 0;
+    }
+    // SAFETY: the snapshot handle, closed once.
+    unsafe { CloseHandle(snapshot) };
+    resumed
 }
 
 /// How the wait for a run ended.
