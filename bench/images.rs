@@ -3,7 +3,9 @@
 //! file system, side by side in one run (target: at most 2× the native build).
 //! Each round builds `nm` (about 60,000 entries; `EQCHECK_BENCH_TREE` names
 //! another) natively and onto every file system this machine can make, in an
-//! order that rotates from round to round, and takes each down again untimed.
+//! order that rotates from round to round, and takes them all down, untimed,
+//! once every build is timed: room for rounds × file systems of the tree, on disk
+//! (images are sparse) and, for tmpfs and a squashfs stage, in memory.
 //! It runs inside a private mount namespace, so nothing it mounts outlives it.
 //! A plain program run by `cargo bench --bench images` as root on Linux; it
 //! prints and never asserts, because timings depend on the host.

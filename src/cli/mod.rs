@@ -506,7 +506,7 @@ fn build_on_image(
     // An interrupt mid-build unmounts and removes what was made so far.
     crate::cleanup::on_interrupt_clean_up();
     let mut built = crate::fsimage::OnImage::build(fs, &spec, into).map_err(fs_failure)?;
-    let skipped: Vec<String> = built.skipped().iter().map(|s| s.to_string()).collect();
+    let skipped: Vec<String> = built.skipped().iter().map(|s| s.entry()).collect();
     if !skipped.is_empty() {
         // Beside the image, so `trees unmount` removes it with the rest.
         let list = into.join("skipped");

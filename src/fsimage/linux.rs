@@ -260,12 +260,50 @@ fn mount_tmpfs(m: &mut OnImage, footprint: Footprint, point: &Path) -> Result<()
     mount(m, &args, point)
 }
 
-/// `MemAvailable` of `/proc/meminfo`, in bytes.
+/// What a tmpfs may take: `MemAvailable` of `/proc/meminfo`, or less where this
+/// process's memory cgroup leaves less room (in a container, `MemAvailable` is
+/// the host's, and a tmpfs's pages count against the container's limit), in bytes.
 fn memory_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+    let host = kib.saturating_mul(1024);
+    Some(cgroup_memory_room().map_or(host, |room| room.min(host)))
+}
+
+/// The memory cgroup's limit less its use: cgroup v2 (`memory.max`,
+/// `memory.current`) or v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`);
+/// none where there is no limit or it cannot be read.
+fn cgroup_memory_room() -> Option<u64> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    cgroups.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (fstype, limit, usage) = match controllers {
+            "" => ("cgroup2", "memory.max", "memory.current"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("cgroup", "memory.limit_in_bytes", "memory.usage_in_bytes")
+            }
+            _ => return None,
+        };
+        let mount = mountinfo.lines().find_map(|m| {
+            let (before, after) = m.split_once(" - ")?;
+            let mut after = after.split_whitespace();
+            let memory =
+                fstype == "cgroup2" || after.clone().nth(2)?.split(',').any(|o| o == "memory");
+            (after.next()? == fstype && memory).then(|| before.split_whitespace().nth(4))?
+        })?;
+        let dir = Path::new(mount).join(path.trim_start_matches('/'));
+        let read = |name: &str| -> Option<u64> {
+            std::fs::read_to_string(dir.join(name))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        Some(read(limit)?.saturating_sub(read(usage)?))
+    })
 }
 
 /// The tree is built into the lower layer, so that what the arms read is the
@@ -372,13 +410,15 @@ fn remount(m: &mut OnImage, args: &[&std::ffi::OsStr], point: &Path) -> Result<(
     mount(m, args, point)
 }
 
-/// Unmounts the last mount, `point`, and forgets it.
+/// Unmounts the last mount, `point`, and forgets it once it is gone: one that
+/// stays mounted is still taken down (never removed through) at the end.
 fn unmount_last(m: &mut OnImage, point: &Path) -> Result<(), FsError> {
+    unmount(point).map_err(|err| m.step("unmounting", err))?;
     m.mounts.pop();
     if let Some(id) = m.undo.pop() {
         crate::cleanup::forget_undo(id);
     }
-    unmount(point).map_err(|err| m.step("unmounting", err))
+    Ok(())
 }
 
 /// A sparse image file and `mkfs`; nothing mounted yet.

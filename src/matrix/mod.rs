@@ -175,14 +175,12 @@ pub(crate) struct OpenTree {
 impl OpenTree {
     /// Entries the tree's file system could not hold, `FILE:LINE: PATH: reason`.
     pub fn skipped(&self) -> Vec<String> {
-        let said =
-            |s: &fixtures::Skipped| format!("{}:{}: {}: {}", s.spec, s.line, s.path, s.reason);
         let skipped = match (&self.built, &self.image) {
             (Some(tree), _) => tree.skipped(),
             (None, Some(image)) => image.skipped(),
             (None, None) => &[],
         };
-        skipped.iter().map(said).collect()
+        skipped.iter().map(fixtures::Skipped::entry).collect()
     }
 }
 

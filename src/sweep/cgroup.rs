@@ -5,10 +5,10 @@
 //! forks as fast as it is killed cannot outrun it, and a process is in the group
 //! from before its program starts, whatever session, group or parent it moves to.
 //!
-//! The group is `eqcheck-keeper-PID`, beside the collector's own cgroup in the
-//! cgroup v2 hierarchy; no controller is enabled in it, so it takes nothing from
-//! the machine's own layout. It is removed when the collector ends; one left by a
-//! collector that was killed is removed by the next that starts.
+//! The group is `eqcheck-keeper-PID`, inside the collector's own cgroup in the
+//! cgroup v2 hierarchy; eqcheck enables no controller in it, so it changes nothing
+//! of the machine's own layout. It is removed when the collector ends; one left by a
+//! collector that was killed is removed, once empty, by the next that starts.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -69,11 +69,19 @@ impl Container {
         }
     }
 
-    /// Moves a started run's process into the group, where `hold` could not.
+    /// Moves a started run's process into the group, where `hold` could not: a
+    /// move takes the kernel's cgroup locks, so a process already in is left be.
     pub fn adopt(&self, pid: u32) {
         use std::io::Write;
-        // One write: the cgroup file system reads each write as one request.
-        let _ = (&self.procs).write(pid.to_string().as_bytes());
+        let inside = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+            .ok()
+            .and_then(|text| {
+                unified_path(&text).map(|p| self.dir.ends_with(p.trim_start_matches('/')))
+            });
+        if inside != Some(true) {
+            // One write: the cgroup file system reads each write as one request.
+            let _ = (&self.procs).write(pid.to_string().as_bytes());
+        }
     }
 
     /// Ends every process in the group and waits until none is left in it (a
@@ -113,49 +121,61 @@ fn members(dir: &Path) -> Vec<u32> {
 }
 
 /// Groups a collector that no longer runs left behind (it was killed before it
-/// could remove its own): their processes are ended and the groups removed.
+/// could remove its own) and that hold no process any more are removed. One that
+/// still holds processes is left alone: its collector may run in another PID
+/// namespace, where this one cannot see it.
 fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(NAME_PREFIX)) else {
+        let pid = name.to_str().and_then(|n| n.strip_prefix(NAME_PREFIX));
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        let alive = pid
-            .parse::<u32>()
-            .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if !alive {
-            let abandoned = entry.path();
-            members(&abandoned).into_iter().for_each(kill);
-            let _ = std::fs::write(abandoned.join("cgroup.kill"), "1");
-            let _ = std::fs::remove_dir(&abandoned);
+        // This process's own pid: a group from a collector before it with the
+        // same pid, which would keep this one from making its own.
+        let stale = pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists();
+        if stale {
+            // Removing a group that holds processes fails: it stays.
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
 
 /// This process's cgroup v2 folder: where the unified hierarchy is mounted
 /// (`/proc/self/mountinfo`) joined with this process's path in it
-/// (`/proc/self/cgroup`'s `0::` line).
+/// (`/proc/self/cgroup`'s `0::` line). Only where the mount shows the
+/// hierarchy from its root and the path goes down from there; inside a cgroup
+/// namespace or a mount of a subtree, the two do not join, and none is made.
 fn own_cgroup_folder() -> Option<PathBuf> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let mount = cgroup2_mount(&mountinfo)?;
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let own = unified_path(&cgroups)?;
-    Some(mount.join(own.trim_start_matches('/')))
+    let relative = Path::new(own.strip_prefix('/')?);
+    let downward = relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    downward.then(|| mount.join(relative))
 }
 
-/// The mount point of the first cgroup2 file system in a mountinfo text. Its
-/// fields: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE
-/// SUPER`; mount points with spaces are written with `\040`.
+/// The mount point of the first cgroup2 file system in a mountinfo text that
+/// shows the hierarchy from its root. Its fields: `ID PARENT MAJ:MIN ROOT
+/// MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER`; mount points with spaces
+/// are written with `\040`.
 fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
     mountinfo.lines().find_map(|line| {
         let (before, after) = line.split_once(" - ")?;
         if after.split_whitespace().next()? != "cgroup2" {
             return None;
         }
-        let point = before.split_whitespace().nth(4)?;
+        let mut fields = before.split_whitespace();
+        if fields.nth(3)? != "/" {
+            return None;
+        }
+        let point = fields.next()?;
         Some(PathBuf::from(point.replace("\\040", " ")))
     })
 }
@@ -180,6 +200,8 @@ mod tests {
             Some(PathBuf::from("/sys/fs/cgroup/unified"))
         );
         let pure = "35 24 0:30 / /sys/fs/my\\040cgroup rw,nosuid - cgroup2 cgroup2 rw";
+        let subtree = "35 24 0:30 /user.slice /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
+        assert_eq!(cgroup2_mount(subtree), None);
         assert_eq!(
             cgroup2_mount(pure),
             Some(PathBuf::from("/sys/fs/my cgroup"))
