@@ -12,6 +12,8 @@
 
 pub mod bench;
 pub mod build;
+#[cfg(target_os = "linux")]
+pub mod cgroups;
 pub mod cleanup;
 pub mod cli;
 pub mod exit;

@@ -271,13 +271,27 @@ fn memory_available() -> Option<u64> {
     Some(cgroup_memory_room().map_or(host, |room| room.min(host)))
 }
 
-/// The memory cgroup's limit less its use: cgroup v2 (`memory.max`,
-/// `memory.current`) or v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`);
-/// none where there is no limit or it cannot be read.
+/// The memory cgroup's limit less its use: cgroup v1's memory controller
+/// (`memory.limit_in_bytes`, `memory.usage_in_bytes`) where it is mounted, else
+/// cgroup v2 (`memory.max`, `memory.current`); none where there is no limit or it
+/// cannot be read.
 fn cgroup_memory_room() -> Option<u64> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let (dir, limit, usage) = memory_cgroup_files(&cgroups, &mountinfo)?;
+    use crate::cgroups::{own_folder, Hierarchy};
+    let v1 = || {
+        Some((
+            own_folder(Hierarchy::Controller("memory"))?,
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+        ))
+    };
+    let v2 = || {
+        Some((
+            own_folder(Hierarchy::Unified)?,
+            "memory.max",
+            "memory.current",
+        ))
+    };
+    let (dir, limit, usage) = v1().or_else(v2)?;
     let read = |name: &str| -> Option<u64> {
         std::fs::read_to_string(dir.join(name))
             .ok()?
@@ -286,35 +300,6 @@ fn cgroup_memory_room() -> Option<u64> {
             .ok()
     };
     Some(read(limit)?.saturating_sub(read(usage)?))
-}
-
-/// This process's memory cgroup folder and the names of its limit and usage
-/// files, from `/proc/self/cgroup` and `/proc/self/mountinfo`: the v1 memory
-/// controller where it is mounted, else the v2 hierarchy.
-fn memory_cgroup_files(
-    cgroups: &str,
-    mountinfo: &str,
-) -> Option<(PathBuf, &'static str, &'static str)> {
-    cgroups.lines().find_map(|line| {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let (fstype, limit, usage) = match controllers {
-            "" => ("cgroup2", "memory.max", "memory.current"),
-            c if c.split(',').any(|c| c == "memory") => {
-                ("cgroup", "memory.limit_in_bytes", "memory.usage_in_bytes")
-            }
-            _ => return None,
-        };
-        let mount = mountinfo.lines().find_map(|m| {
-            let (before, after) = m.split_once(" - ")?;
-            let mut after = after.split_whitespace();
-            let memory =
-                fstype == "cgroup2" || after.clone().nth(2)?.split(',').any(|o| o == "memory");
-            (after.next()? == fstype && memory).then(|| before.split_whitespace().nth(4))?
-        })?;
-        let dir = Path::new(mount).join(path.trim_start_matches('/'));
-        Some((dir, limit, usage))
-    })
 }
 
 /// The tree is built into the lower layer, so that what the arms read is the
@@ -550,26 +535,6 @@ mod tests {
         );
         assert_eq!(unescape_mount_path("/plain"), OsString::from("/plain"));
         assert_eq!(unescape_mount_path("/x\\04"), OsString::from("/x\\04"));
-    }
-
-    #[test]
-    fn the_memory_cgroup_is_found_for_v1_and_v2() {
-        let mountinfo = "\
-35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
-32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
-41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
-        let v1 = "5:cpu:/\n4:memory:/jobs/a1\n0::/\n";
-        let (dir, limit, _) = memory_cgroup_files(v1, mountinfo).expect("v1");
-        assert_eq!(dir, Path::new("/sys/fs/cgroup/memory/jobs/a1"));
-        assert_eq!(limit, "memory.limit_in_bytes");
-        let v2 = "0::/system.slice/ci.service\n";
-        let (dir, limit, usage) = memory_cgroup_files(v2, mountinfo).expect("v2");
-        assert_eq!(
-            dir,
-            Path::new("/sys/fs/cgroup/unified/system.slice/ci.service")
-        );
-        assert_eq!((limit, usage), ("memory.max", "memory.current"));
-        assert_eq!(memory_cgroup_files("5:cpu:/\n", mountinfo), None);
     }
 
     #[test]

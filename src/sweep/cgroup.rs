@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::unix::{kill, GIVE_UP_AFTER, ROUND};
+use crate::cgroups::Hierarchy;
 
 const NAME_PREFIX: &str = "eqcheck-keeper-";
 
@@ -33,7 +34,7 @@ impl Container {
     /// A cgroup for this process's runs, or none where there is no cgroup v2
     /// hierarchy or this process may not make a group in it.
     pub fn make() -> Option<Container> {
-        let parent = own_cgroup_folder()?;
+        let parent = crate::cgroups::own_folder(Hierarchy::Unified)?;
         remove_abandoned(&parent);
         let dir = parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
@@ -76,7 +77,8 @@ impl Container {
         let inside = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
             .ok()
             .and_then(|text| {
-                unified_path(&text).map(|p| self.dir.ends_with(p.trim_start_matches('/')))
+                let path = crate::cgroups::path_in(&text, Hierarchy::Unified)?;
+                Some(self.dir.ends_with(path.trim_start_matches('/')))
             });
         if inside != Some(true) {
             // One write: the cgroup file system reads each write as one request.
@@ -141,74 +143,5 @@ fn remove_abandoned(parent: &Path) {
             // Removing a group that holds processes fails: it stays.
             let _ = std::fs::remove_dir(entry.path());
         }
-    }
-}
-
-/// This process's cgroup v2 folder: where the unified hierarchy is mounted
-/// (`/proc/self/mountinfo`) joined with this process's path in it
-/// (`/proc/self/cgroup`'s `0::` line). Only where the mount shows the
-/// hierarchy from its root and the path goes down from there; inside a cgroup
-/// namespace or a mount of a subtree, the two do not join, and none is made.
-fn own_cgroup_folder() -> Option<PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = cgroup2_mount(&mountinfo)?;
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let own = unified_path(&cgroups)?;
-    let relative = Path::new(own.strip_prefix('/')?);
-    let downward = relative
-        .components()
-        .all(|c| matches!(c, std::path::Component::Normal(_)));
-    downward.then(|| mount.join(relative))
-}
-
-/// The mount point of the first cgroup2 file system in a mountinfo text that
-/// shows the hierarchy from its root. Its fields: `ID PARENT MAJ:MIN ROOT
-/// MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER`; mount points with spaces
-/// are written with `\040`.
-fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
-    mountinfo.lines().find_map(|line| {
-        let (before, after) = line.split_once(" - ")?;
-        if after.split_whitespace().next()? != "cgroup2" {
-            return None;
-        }
-        let mut fields = before.split_whitespace();
-        if fields.nth(3)? != "/" {
-            return None;
-        }
-        let point = fields.next()?;
-        Some(PathBuf::from(point.replace("\\040", " ")))
-    })
-}
-
-/// The path in the unified hierarchy from a `/proc/PID/cgroup` text.
-fn unified_path(cgroups: &str) -> Option<&str> {
-    cgroups.lines().find_map(|line| line.strip_prefix("0::"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_unified_hierarchy_is_found_in_hybrid_and_pure_layouts() {
-        let hybrid = "\
-30 25 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755
-41 30 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw
-42 30 0:39 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory";
-        assert_eq!(
-            cgroup2_mount(hybrid),
-            Some(PathBuf::from("/sys/fs/cgroup/unified"))
-        );
-        let pure = "35 24 0:30 / /sys/fs/my\\040cgroup rw,nosuid - cgroup2 cgroup2 rw";
-        let subtree = "35 24 0:30 /user.slice /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
-        assert_eq!(cgroup2_mount(subtree), None);
-        assert_eq!(
-            cgroup2_mount(pure),
-            Some(PathBuf::from("/sys/fs/my cgroup"))
-        );
-        assert_eq!(cgroup2_mount("42 30 0:39 / /x rw - cgroup cgroup rw"), None);
-        let cgroups = "4:memory:/a\n0::/user.slice/session-1.scope\n";
-        assert_eq!(unified_path(cgroups), Some("/user.slice/session-1.scope"));
-        assert_eq!(unified_path("4:memory:/a\n"), None);
     }
 }

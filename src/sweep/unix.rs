@@ -39,12 +39,6 @@ pub fn become_keeper() -> Collector {
 }
 
 impl Collector {
-    /// The control group runs go in, if any.
-    #[cfg(target_os = "linux")]
-    pub fn container(&self) -> Option<&super::cgroup::Container> {
-        self.container.as_ref()
-    }
-
     /// Readies a run's command: its process joins the runs' control group, if
     /// any, before its program starts.
     pub fn prepare(&self, _command: &mut std::process::Command) {
