@@ -361,7 +361,8 @@ fn trees_read(trees: &[crate::matrix::TreeSource]) -> Vec<PathBuf> {
 /// Enters the private mount namespace when any tree goes on an image; before
 /// anything starts a thread, as the namespace is the whole process's.
 fn enter_namespace_for(trees: &[crate::matrix::TreeSource]) -> Result<(), Failure> {
-    let images = (trees.iter()).any(|tree| matches!(tree, crate::matrix::TreeSource::Image { .. }));
+    let images =
+        (trees.iter()).any(|tree| tree.file_system() != crate::fsimage::FileSystem::Native);
     if images {
         crate::fsimage::enter_private_namespace().map_err(Failure::harness)?;
     }

@@ -93,6 +93,14 @@ impl TreeSource {
             TreeSource::Existing { name, .. } | TreeSource::Image { name, .. } => name,
         }
     }
+
+    /// The file system of `--fs` the tree goes on: `native` but for an image.
+    pub fn file_system(&self) -> crate::fsimage::FileSystem {
+        match self {
+            TreeSource::Image { fs, .. } => *fs,
+            TreeSource::Spec(_) | TreeSource::Existing { .. } => crate::fsimage::FileSystem::Native,
+        }
+    }
 }
 
 /// A failure of the harness itself (not of an arm): exit code 3.
@@ -369,10 +377,7 @@ impl Runner<'_> {
         );
         let guard = (matrix.guard.zip(watch))
             .map(|(depth, watch)| Guard::new(&root, depth, &baseline, watch));
-        let fs = match source {
-            TreeSource::Image { fs, .. } => *fs,
-            TreeSource::Spec(_) | TreeSource::Existing { .. } => crate::fsimage::FileSystem::Native,
-        };
+        let fs = source.file_system();
         let on_tree = OnTree {
             name: &name,
             fs,
@@ -386,10 +391,10 @@ impl Runner<'_> {
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
         }
-        if matrix.keep && image.is_some() {
+        if let (true, Some(again)) = (matrix.keep && image.is_some(), rebuild.as_ref()) {
             found.warnings.push(format!(
                 "--keep does not keep {name}: an image is mounted only inside eqcheck's private mount namespace, which ends with it; `eqcheck trees build {} --fs {fs} --into DIR` builds it again",
-                name.strip_suffix(&format!("@{fs}")).unwrap_or(&name),
+                again.source,
             ));
         }
         found.trees.push(TreeInfo {
