@@ -167,6 +167,18 @@ pub fn builtin(name: &str) -> Option<FlagSetFile> {
     Some(parse(&format!("flagsets/{name}.sets"), text).expect("built-in flag sets parse"))
 }
 
+/// The text a parsed flag-set file was read from: a built-in's own, else the
+/// file's as it is now.
+pub fn source_text(flag_sets: &FlagSetFile) -> std::io::Result<String> {
+    let builtin = (flag_sets.file.strip_prefix("flagsets/"))
+        .and_then(|f| f.strip_suffix(".sets"))
+        .and_then(|name| BUILTIN.iter().find(|(n, _)| *n == name));
+    match builtin {
+        Some((_, text)) => Ok(text.to_string()),
+        None => crate::userfile::read_to_string(Path::new(&flag_sets.file)),
+    }
+}
+
 /// Reads and parses a flag-set file from disk.
 pub fn load(path: &Path) -> Result<FlagSetFile, FlagSetError> {
     let file = path.display().to_string();

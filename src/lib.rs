@@ -27,6 +27,7 @@ pub mod outcome;
 pub mod probe;
 pub mod report;
 pub mod settings;
+pub mod shrink;
 pub mod sweep;
 pub mod userfile;
 pub mod walk;

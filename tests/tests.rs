@@ -27,6 +27,7 @@ mod rules;
 mod run;
 mod runners;
 mod shards;
+mod shrink;
 mod trust;
 mod util;
 mod verdicts;

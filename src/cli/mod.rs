@@ -7,6 +7,7 @@
 mod bench;
 mod built;
 mod probe;
+mod shrink;
 mod walk;
 
 use std::io::Write;
@@ -59,6 +60,10 @@ enum Command {
     /// the same trees and sets as run, checking every run's output against A's
     /// first; without --sets, only the first set of the flag-set file is timed.
     Bench(Box<bench::BenchArgs>),
+    /// Reduce a differing case to a smallest tree and flag set on which the arms
+    /// still differ the same way; writes the tree as a spec, the set in a flag-set
+    /// file, and a repro line, checked on a fresh build of the spec.
+    Shrink(Box<shrink::ShrinkArgs>),
 }
 
 /// Three commands that work as printed wherever eqcheck and GNU du are on PATH.
@@ -320,6 +325,7 @@ pub fn main() -> Result<u8, Failure> {
         Some(Command::Probe(args)) => probe::probe(args),
         Some(Command::Merge(args)) => merge(args),
         Some(Command::Bench(args)) => bench::bench(*args),
+        Some(Command::Shrink(args)) => shrink::shrink(*args),
         Some(Command::Run(args)) => run(*args),
         None => run(cli.run),
     }

@@ -436,6 +436,62 @@ impl Runner<'_> {
     }
 }
 
+/// One case run again and again on a folder that changes between runs: what
+/// `eqcheck shrink` tries. Each trial is guarded as a tree of a run is, from its own
+/// first fingerprint, so an arm that writes to the tree is caught there too.
+pub(crate) struct Trials {
+    prepared: Prepared,
+    launcher: keeper::Launcher,
+}
+
+impl Trials {
+    /// Makes the arms ready and starts the keeper, once for every trial.
+    pub fn start(matrix: &Matrix) -> Result<Trials, MatrixError> {
+        let prepared = prepare(matrix)?;
+        let launcher = keeper::Launcher::start().map_err(MatrixError::Launcher)?;
+        Ok(Trials { prepared, launcher })
+    }
+
+    /// The scratch folder the trials' own folders go in.
+    pub fn scratch(&self) -> &Path {
+        self.prepared.scratch.path()
+    }
+
+    /// Runs `case` on the tree at `root`, each arm `runs` times, in the case
+    /// folder `dir`.
+    pub fn run(
+        &self,
+        matrix: &Matrix,
+        tree: &str,
+        root: &Path,
+        case: &PlannedCase,
+        dir: &Path,
+        runs: usize,
+    ) -> CaseOutcome {
+        let (baseline, watch) = fingerprint_and_watch(root, matrix.guard);
+        let guard = (matrix.guard.zip(watch))
+            .map(|(depth, watch)| Guard::new(root, depth, &baseline, watch));
+        let arms = Arms {
+            reference: &self.prepared.reference,
+            candidate: &self.prepared.candidate,
+            flag_sets: &matrix.flag_sets,
+            env: &self.prepared.env,
+            runs: runs.max(1),
+            launcher: &self.launcher,
+        };
+        let on_tree = OnTree {
+            name: tree,
+            fs: crate::fsimage::FileSystem::Native,
+            root,
+            rebuild: None,
+            dir,
+        };
+        let mut outcome = case::run_case(&arms, guard.as_ref(), &on_tree, case, dir);
+        guarded(guard.as_ref(), std::slice::from_mut(&mut outcome));
+        outcome
+    }
+}
+
 /// One tree as its cases see it.
 pub(super) struct OnTree<'a> {
     pub name: &'a str,

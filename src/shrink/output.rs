@@ -1,0 +1,285 @@
+//! What a shrink leaves behind: the private copy it starts from, the reduced tree
+//! as a spec (`shrunk.tree`), the flag-set file with the reduced set in its group
+//! (`shrunk.sets`), both rewritten at every kept step so an interrupt leaves the
+//! best so far; at the end the check that the spec, built afresh, still differs,
+//! and the report with every step (`shrink.json`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::same_way::{Judged, Signature};
+use super::tree::WorkTree;
+use super::{planned, refused, ShrinkOptions, Shrinker, StepRecord};
+use crate::fixtures::{self, describe, BuiltTree};
+use crate::flagset::{FlagSet, FlagSetFile};
+use crate::matrix::TreeSource;
+
+/// A tree's size as the report gives it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Size {
+    pub entries: usize,
+    /// Apparent bytes of its files.
+    pub bytes: u64,
+    pub flag_words: usize,
+}
+
+/// The result of a shrink.
+#[derive(Debug, Serialize)]
+pub struct ShrinkReport {
+    pub case: String,
+    pub group: String,
+    pub signature: Signature,
+    pub any_difference: bool,
+    pub before: Size,
+    pub after: Size,
+    pub set_before: Vec<String>,
+    pub set_after: Vec<String>,
+    pub arm_runs: usize,
+    pub max_runs: usize,
+    /// Why the reduction ended before it was done, if it did.
+    pub stopped: Option<String>,
+    pub spec: PathBuf,
+    pub flag_sets: PathBuf,
+    /// What the spec could not say exactly (contents not kept, owners).
+    pub approximations: Vec<String>,
+    /// The shrunk case as a command line.
+    pub repro: String,
+    /// Whether the spec, built afresh, still differs the same way.
+    pub reproduced: bool,
+    /// What the fresh build showed when it did not.
+    pub rebuilt_seen: Option<String>,
+    pub steps: Vec<StepRecord>,
+}
+
+impl ShrinkReport {
+    /// 0 when the shrunk case reproduces on a fresh build, 1 when it does not.
+    pub fn exit_code(&self) -> u8 {
+        if self.reproduced {
+            crate::exit::ALL_EQUAL
+        } else {
+            crate::exit::DIFFERENCES
+        }
+    }
+}
+
+/// The copy the reduction works on: a spec's tree built afresh, or a copy of a
+/// folder; never the folder itself.
+pub(super) fn private_copy(source: &TreeSource) -> Result<BuiltTree, String> {
+    match source {
+        TreeSource::Spec(spec) => {
+            fixtures::build_temp(spec).map_err(|err| format!("cannot build the copy: {err}"))
+        }
+        TreeSource::Existing { path, name } => {
+            fixtures::copy_temp(path, name).map_err(|err| format!("cannot copy the tree: {err}"))
+        }
+        TreeSource::Image { name, .. } => Err(format!("{name} is on a file-system image, and shrink builds its copy on the temp folder's file system only: shrink the tree's native case")),
+    }
+}
+
+pub(super) fn size(work: &WorkTree, words: &[String]) -> Size {
+    let all = work.all().unwrap_or_default();
+    let bytes = (all.iter())
+        .filter(|c| !c.is_dir)
+        .filter_map(|c| std::fs::symlink_metadata(work.root.join(&c.rel)).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    Size {
+        entries: all.len(),
+        bytes,
+        flag_words: words.len(),
+    }
+}
+
+/// Where the result goes, and what it is written from.
+pub(super) struct BestSoFar {
+    spec: PathBuf,
+    sets: PathBuf,
+    case: String,
+    group: String,
+    set_line: usize,
+    sets_text: Option<String>,
+    approximations: Vec<String>,
+}
+
+impl BestSoFar {
+    pub fn new(options: &ShrinkOptions, flag_sets: &FlagSetFile) -> BestSoFar {
+        BestSoFar {
+            spec: options.out.join("shrunk.tree"),
+            sets: options.out.join("shrunk.sets"),
+            case: options.case_id.clone(),
+            group: options.group.clone(),
+            set_line: options.set.line,
+            sets_text: crate::flagset::source_text(flag_sets).ok(),
+            approximations: Vec::new(),
+        }
+    }
+
+    /// Writes the tree as it stands and the words as they stand; a failure is
+    /// said once on stderr and the reduction goes on.
+    pub fn write(&mut self, work: &WorkTree, words: &[String], signature: &Signature) {
+        if let Err(err) = self.try_write(work, words, signature) {
+            eprintln!("eqcheck shrink: cannot write the result so far: {err}");
+        }
+    }
+
+    fn try_write(
+        &mut self,
+        work: &WorkTree,
+        words: &[String],
+        signature: &Signature,
+    ) -> std::io::Result<()> {
+        let size = size(work, words);
+        let header = format!(
+            "shrunk from {}\n{} entries, {} bytes; set: {}\ndiffers in: {}",
+            self.case,
+            size.entries,
+            size.bytes,
+            label(words),
+            signature.streams.join(", ")
+        );
+        let described = describe::describe(&work.root, &header)?;
+        self.approximations = described.approximations;
+        std::fs::write(&self.spec, described.text)?;
+        let sets = match &self.sets_text {
+            Some(text) => with_only_set(text, &self.group, self.set_line, words),
+            None => format!("[{}]\n{}\n", self.group, label(words)),
+        };
+        std::fs::write(&self.sets, sets)?;
+        crate::cleanup::set_interrupt_note(format!(
+            "eqcheck shrink: the smallest case so far ({} entries, set {}) is in {} and {}",
+            size.entries,
+            label(words),
+            self.spec.display(),
+            self.sets.display()
+        ));
+        Ok(())
+    }
+}
+
+fn label(words: &[String]) -> String {
+    FlagSet {
+        line: 0,
+        args: words.to_vec(),
+    }
+    .label()
+}
+
+/// The flag-set file's text with `group` holding only `words`, in the place of
+/// the set on `line`; other groups as they were, for the rules that name them.
+pub(crate) fn with_only_set(text: &str, group: &str, line: usize, words: &[String]) -> String {
+    let mut out = String::new();
+    let mut in_group = false;
+    let mut placed = false;
+    for (index, raw) in text.lines().enumerate() {
+        let trimmed = raw.trim();
+        if let Some(header) = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            in_group = header.trim() == group;
+        } else if in_group && is_set_line(trimmed) {
+            if index + 1 == line {
+                out.push_str(&label(words));
+                out.push('\n');
+                placed = true;
+            }
+            continue;
+        }
+        out.push_str(raw);
+        out.push('\n');
+    }
+    if !placed {
+        out.push_str(&format!("\n[{group}]\n{}\n", label(words)));
+    }
+    out
+}
+
+/// A line of a group section that is a set (not a blank line or a comment).
+fn is_set_line(trimmed: &str) -> bool {
+    !trimmed.is_empty() && !trimmed.starts_with('#')
+}
+
+impl Shrinker<'_> {
+    /// Writes the result, rebuilds it from the spec and tries it there.
+    pub(super) fn finish(mut self, before: Size) -> ShrinkReport {
+        self.best.write(&self.work, &self.words, &self.signature);
+        let after = size(&self.work, &self.words);
+        let (reproduced, rebuilt_seen) = self.rebuilt();
+        ShrinkReport {
+            case: self.options.case_id.clone(),
+            group: self.options.group.clone(),
+            signature: self.signature.clone(),
+            any_difference: self.options.any_difference,
+            before,
+            after,
+            set_before: self.options.set.args.clone(),
+            set_after: self.words.clone(),
+            arm_runs: self.arm_runs,
+            max_runs: self.options.max_runs,
+            stopped: self.stopped.clone(),
+            spec: self.best.spec.clone(),
+            flag_sets: self.best.sets.clone(),
+            approximations: self.best.approximations.clone(),
+            repro: String::new(),
+            reproduced,
+            rebuilt_seen,
+            steps: std::mem::take(&mut self.steps),
+        }
+    }
+
+    /// Builds the written spec afresh and runs the shrunk case on it, each arm
+    /// twice: a result that only held on the copy it was made on is said so.
+    fn rebuilt(&mut self) -> (bool, Option<String>) {
+        if crate::cleanup::interrupted() {
+            return (false, Some("not tried: interrupted".into()));
+        }
+        let rebuilt = (crate::userfile::read_to_string(&self.best.spec))
+            .map_err(|err| err.to_string())
+            .and_then(|text| {
+                let file = self.best.spec.display().to_string();
+                fixtures::spec::parse(&file, &self.tree, &text).map_err(|e| e.to_string())
+            })
+            .and_then(|spec| fixtures::build_temp(&spec).map_err(|e| e.to_string()));
+        let tree = match rebuilt {
+            Ok(tree) => tree,
+            Err(err) => return (false, Some(format!("the spec does not build: {err}"))),
+        };
+        let case = planned(&self.tree, self.options, &self.words);
+        let dir = self.trials.scratch().join("rebuilt");
+        let outcome = (self.trials).run(self.matrix, &self.tree, tree.path(), &case, &dir, 2);
+        self.arm_runs += super::count_runs(&outcome);
+        match self.signature.judge(&outcome, self.options.any_difference) {
+            Judged::Same => (true, None),
+            Judged::Other(seen) => (false, Some(seen)),
+        }
+    }
+}
+
+/// Refuses a result folder that is a file.
+pub(super) fn make_out(options: &ShrinkOptions) -> Result<(), super::ShrinkError> {
+    std::fs::create_dir_all(&options.out).map_err(|err| {
+        refused(
+            options,
+            &format!(
+                "cannot make the result folder {}: {err}",
+                options.out.display()
+            ),
+        )
+    })
+}
+
+/// The repro line's own words: the spec and the flag-set file in place of the
+/// case's tree and sets.
+pub fn repro_words(report: &ShrinkReport) -> Vec<String> {
+    vec![
+        "--tree".into(),
+        path_word(&report.spec),
+        "--flagsets".into(),
+        path_word(&report.flag_sets),
+        "--sets".into(),
+        report.group.clone(),
+    ]
+}
+
+fn path_word(path: &Path) -> String {
+    path.display().to_string()
+}

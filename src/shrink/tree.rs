@@ -1,0 +1,380 @@
+//! The private copy being reduced, and every change a trial makes to it, each with
+//! its undo. Entries a trial does without are moved aside into a holding folder on
+//! the same file system (one rename each, whatever their size) and moved back when
+//! the difference goes with them; simplifications (a file cut short, xattrs
+//! dropped, a folder of one child flattened) keep what they need to undo
+//! themselves. A folder whose mode forbids the move is opened for it and given
+//! its mode back, so the tree keeps the modes that may be the cause.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One entry of the copy, by its path below the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Child {
+    pub rel: PathBuf,
+    /// A folder (not a link to one): something to descend into.
+    pub is_dir: bool,
+}
+
+/// The copy and its holding folder.
+pub struct WorkTree {
+    pub root: PathBuf,
+    held: PathBuf,
+    made: usize,
+}
+
+/// Files above this allocated size are not cut short: undoing a cut keeps a copy.
+const LARGEST_CUT: u64 = 64 << 20;
+/// What "one block" is when a file is cut to one block.
+pub const ONE_BLOCK: u64 = 4096;
+
+impl WorkTree {
+    /// `held` must be an empty folder on the same file system as `root`.
+    pub fn new(root: PathBuf, held: PathBuf) -> WorkTree {
+        WorkTree {
+            root,
+            held,
+            made: 0,
+        }
+    }
+
+    fn path(&self, rel: &Path) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn next_held(&mut self) -> PathBuf {
+        self.made += 1;
+        self.held.join(self.made.to_string())
+    }
+
+    /// A folder's entries, sorted by name.
+    pub fn children(&self, rel: &Path) -> io::Result<Vec<Child>> {
+        let mut children = Vec::new();
+        for entry in fs::read_dir(self.path(rel))? {
+            let entry = entry?;
+            let is_dir = entry.file_type()?.is_dir();
+            children.push(Child {
+                rel: rel.join(entry.file_name()),
+                is_dir,
+            });
+        }
+        children.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(children)
+    }
+
+    /// Every entry below the root, parents before their contents.
+    pub fn all(&self) -> io::Result<Vec<Child>> {
+        let mut all = Vec::new();
+        let mut folders = vec![PathBuf::new()];
+        while let Some(folder) = folders.pop() {
+            for child in self.children(&folder)? {
+                if child.is_dir {
+                    folders.push(child.rel.clone());
+                }
+                all.push(child);
+            }
+        }
+        Ok(all)
+    }
+
+    /// Moves `rels` aside; `Undo::apply` puts them back.
+    pub fn hold(&mut self, rels: &[PathBuf]) -> io::Result<Undo> {
+        let mut undo = Undo::default();
+        for rel in rels {
+            let aside = self.next_held();
+            if let Err(err) = rename_in(&self.path(rel), &aside) {
+                let _ = undo.apply();
+                return Err(with_path(err, &self.path(rel)));
+            }
+            undo.steps.push(Step::Moved {
+                from: aside,
+                to: self.path(rel),
+            });
+        }
+        Ok(undo)
+    }
+
+    /// Cuts each file of `rels` to at most `len` bytes, its mtime kept.
+    pub fn cut(&mut self, rels: &[PathBuf], len: u64) -> io::Result<Undo> {
+        let mut undo = Undo::default();
+        for rel in rels {
+            let path = self.path(rel);
+            let kept = self.next_held();
+            let result = (|| {
+                let meta = fs::symlink_metadata(&path)?;
+                fs::copy(&path, &kept)?;
+                File::options().write(true).open(&path)?.set_len(len)?;
+                set_mtime(&path, &meta)
+            })();
+            if let Err(err) = result {
+                let _ = undo.apply();
+                return Err(with_path(err, &path));
+            }
+            undo.steps.push(Step::Cut { kept, file: path });
+        }
+        Ok(undo)
+    }
+
+    /// Whether cutting this file to `len` bytes is worth a trial.
+    pub fn cuttable(&self, rel: &Path, len: u64) -> bool {
+        let Ok(meta) = fs::symlink_metadata(self.path(rel)) else {
+            return false;
+        };
+        meta.is_file() && meta.len() > len && allocated(&meta) <= LARGEST_CUT
+    }
+
+    /// Replaces the folder `rel`, which holds only `child`, by that child under
+    /// the child's own name, in the folder's place. `None` when the parent already
+    /// holds that name.
+    pub fn flatten(&mut self, rel: &Path, child: &Path) -> io::Result<Option<Undo>> {
+        let (Some(parent), Some(name)) = (rel.parent(), child.file_name()) else {
+            return Ok(None);
+        };
+        let landing = self.path(&parent.join(name));
+        if landing != self.path(rel) && fs::symlink_metadata(&landing).is_ok() {
+            return Ok(None);
+        }
+        let child_aside = self.next_held();
+        let folder_aside = self.next_held();
+        rename_in(&self.path(child), &child_aside).map_err(|e| with_path(e, &self.path(child)))?;
+        let mut undo = Undo::default();
+        undo.steps.push(Step::Moved {
+            from: child_aside.clone(),
+            to: self.path(child),
+        });
+        if let Err(err) = rename_in(&self.path(rel), &folder_aside) {
+            let _ = undo.apply();
+            return Err(with_path(err, &self.path(rel)));
+        }
+        undo.steps.push(Step::Moved {
+            from: folder_aside,
+            to: self.path(rel),
+        });
+        if let Err(err) = rename_in(&child_aside, &landing) {
+            let _ = undo.apply();
+            return Err(with_path(err, &landing));
+        }
+        undo.steps.push(Step::Moved {
+            from: landing,
+            to: child_aside,
+        });
+        Ok(Some(undo))
+    }
+
+    /// Renames each `(from, to)` pair, both paths below the root.
+    pub fn rename(&mut self, renames: &[(PathBuf, PathBuf)]) -> io::Result<Undo> {
+        let mut undo = Undo::default();
+        for (from, to) in renames {
+            if let Err(err) = rename_in(&self.path(from), &self.path(to)) {
+                let _ = undo.apply();
+                return Err(with_path(err, &self.path(from)));
+            }
+            undo.steps.push(Step::Moved {
+                from: self.path(to),
+                to: self.path(from),
+            });
+        }
+        Ok(undo)
+    }
+
+    /// Empties the holding folder of what was given up for good.
+    pub fn forget(&self, undo: Undo) {
+        for step in undo.steps {
+            let gone = match step {
+                Step::Moved { from, .. } => from,
+                Step::Cut { kept, .. } => kept,
+            };
+            if gone.starts_with(&self.held) {
+                let _ = crate::cleanup::remove_tree(&gone);
+            }
+        }
+    }
+}
+
+/// What a change did, to be undone in reverse order.
+#[derive(Default)]
+pub struct Undo {
+    steps: Vec<Step>,
+}
+
+enum Step {
+    /// `from` goes back to `to`.
+    Moved { from: PathBuf, to: PathBuf },
+    /// `file` gets its contents back from `kept`.
+    Cut { kept: PathBuf, file: PathBuf },
+}
+
+impl Undo {
+    /// Puts everything back; the first failure is returned, after trying the rest.
+    pub fn apply(mut self) -> io::Result<()> {
+        let mut first = Ok(());
+        while let Some(step) = self.steps.pop() {
+            let done = match &step {
+                Step::Moved { from, to } => rename_in(from, to).map_err(|e| with_path(e, to)),
+                Step::Cut { kept, file } => uncut(kept, file).map_err(|e| with_path(e, file)),
+            };
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
+    }
+}
+
+fn uncut(kept: &Path, file: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(file)?;
+    let mut from = File::open(kept)?;
+    let mut to = File::options().write(true).truncate(true).open(file)?;
+    io::copy(&mut from, &mut to)?;
+    drop(to);
+    set_mtime(file, &meta)?;
+    fs::remove_file(kept)
+}
+
+fn set_mtime(path: &Path, before: &fs::Metadata) -> io::Result<()> {
+    let modified = before.modified()?;
+    File::options()
+        .write(true)
+        .open(path)?
+        .set_times(fs::FileTimes::new().set_modified(modified))
+}
+
+fn with_path(err: io::Error, path: &Path) -> io::Error {
+    io::Error::new(err.kind(), format!("{}: {err}", path.display()))
+}
+
+#[cfg(unix)]
+fn allocated(meta: &fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.blocks() * 512
+}
+
+#[cfg(not(unix))]
+fn allocated(meta: &fs::Metadata) -> u64 {
+    meta.len()
+}
+
+/// Renames `from` to `to`; where a folder's mode forbids it (not as root), the
+/// folders on both sides are opened for the move and given their modes back.
+fn rename_in(from: &Path, to: &Path) -> io::Result<()> {
+    match fs::rename(from, to) {
+        Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
+            let parents: Vec<&Path> = [from.parent(), to.parent()].into_iter().flatten().collect();
+            with_parents_open(&parents, || fs::rename(from, to))
+        }
+        other => other,
+    }
+}
+
+#[cfg(unix)]
+fn with_parents_open(parents: &[&Path], rename: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut opened: Vec<(PathBuf, u32)> = Vec::new();
+    for parent in parents {
+        let mode = fs::metadata(parent)?.permissions().mode() & 0o7777;
+        if mode & 0o300 != 0o300 && !opened.iter().any(|(p, _)| p == parent) {
+            fs::set_permissions(parent, fs::Permissions::from_mode(mode | 0o300))?;
+            opened.push((parent.to_path_buf(), mode));
+        }
+    }
+    let renamed = rename();
+    for (parent, mode) in opened {
+        fs::set_permissions(&parent, fs::Permissions::from_mode(mode))?;
+    }
+    renamed
+}
+
+#[cfg(not(unix))]
+fn with_parents_open(
+    _parents: &[&Path],
+    rename: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    rename()
+}
+
+/// A short name that `folder` does not hold yet: `a` … `z`, then `a0`, `a1`, ….
+pub fn short_name(taken: &[OsString], index: usize) -> OsString {
+    let letter = (b'a' + (index % 26) as u8) as char;
+    let mut name = letter.to_string();
+    if index >= 26 {
+        name.push_str(&(index / 26 - 1).to_string());
+    }
+    let name = OsString::from(name);
+    if taken.contains(&name) {
+        return short_name(taken, index + 26);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, WorkTree) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let held = dir.path().join("held");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/f"), vec![7u8; 10_000]).unwrap();
+        fs::write(root.join("g"), "x").unwrap();
+        fs::create_dir(&held).unwrap();
+        (dir, WorkTree::new(root, held))
+    }
+
+    #[test]
+    fn held_entries_come_back_where_they_were() {
+        let (_dir, mut work) = tree();
+        let undo = work.hold(&["a".into(), "g".into()]).unwrap();
+        assert!(work.children(Path::new("")).unwrap().is_empty());
+        undo.apply().unwrap();
+        let names: Vec<_> = work.all().unwrap().into_iter().map(|c| c.rel).collect();
+        assert_eq!(
+            names,
+            [PathBuf::from("a"), "g".into(), "a/b".into(), "a/b/f".into()]
+        );
+    }
+
+    #[test]
+    fn a_cut_file_gets_its_contents_and_mtime_back() {
+        let (_dir, mut work) = tree();
+        let f = PathBuf::from("a/b/f");
+        let before = fs::metadata(work.path(&f)).unwrap().modified().unwrap();
+        assert!(work.cuttable(&f, 0) && !work.cuttable(Path::new("g"), 1));
+        let undo = work.cut(std::slice::from_ref(&f), 0).unwrap();
+        assert_eq!(fs::metadata(work.path(&f)).unwrap().len(), 0);
+        assert_eq!(
+            fs::metadata(work.path(&f)).unwrap().modified().unwrap(),
+            before
+        );
+        undo.apply().unwrap();
+        assert_eq!(fs::read(work.path(&f)).unwrap(), vec![7u8; 10_000]);
+        assert_eq!(
+            fs::metadata(work.path(&f)).unwrap().modified().unwrap(),
+            before
+        );
+    }
+
+    #[test]
+    fn flattening_puts_the_only_child_in_its_folders_place_and_back() {
+        let (_dir, mut work) = tree();
+        let undo = work
+            .flatten(Path::new("a/b"), Path::new("a/b/f"))
+            .unwrap()
+            .unwrap();
+        assert!(work.path(Path::new("a/f")).is_file());
+        assert!(!work.path(Path::new("a/b")).exists());
+        undo.apply().unwrap();
+        assert!(work.path(Path::new("a/b/f")).is_file());
+        assert!(!work.path(Path::new("a/f")).exists());
+    }
+
+    #[test]
+    fn short_names_skip_the_taken_ones() {
+        assert_eq!(short_name(&[], 0), "a");
+        assert_eq!(short_name(&["a".into()], 0), "a0");
+        assert_eq!(short_name(&[], 27), "b0");
+    }
+}

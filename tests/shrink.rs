@@ -1,0 +1,448 @@
+//! `eqcheck shrink` end to end, with candidates whose difference has one known
+//! cause: a file named `trigger` with mode 444 anywhere in the tree, or the two
+//! flags `-a` and `-L` together. The reduced spec and set must be exactly the
+//! cause, within the run budget, and the printed repro line must show the
+//! difference again on a fresh build of the spec. Also: flaky and equal cases are
+//! refused, and a case id that names no set is a usage error naming the file.
+
+use std::path::Path;
+
+use crate::util::{assert_exit, double, eqcheck, run, temp_dir, written, Output};
+
+/// A candidate that runs `eqcheck walk` but marks its first line when `when` (a
+/// shell condition, with `$tree` the tree and `$args` every argument) holds.
+fn candidate(dir: &Path, when: &str) -> String {
+    let eq = shell_words::quote(&eqcheck().to_string_lossy()).into_owned();
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo candidate 1; exit 0; }}\n\
+         args=\"$*\"\nfor tree; do :; done\n\
+         if {when}; then {eq} walk \"$@\" | sed '1s/^/X/'; else exec {eq} walk \"$@\"; fi\n"
+    );
+    let path = written(dir, "candidate", &script);
+    crate::util::set_mode(Path::new(&path), 0o755);
+    path
+}
+
+fn reference() -> String {
+    format!("{} walk", shell_words::quote(&eqcheck().to_string_lossy()))
+}
+
+/// The JSON the shrink wrote into `out`.
+fn shrink_report(out_dir: &Path, out: &Output) -> serde_json::Value {
+    let text = std::fs::read_to_string(out_dir.join("shrink.json"))
+        .unwrap_or_else(|e| panic!("no shrink.json ({e})\n{out}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The entry lines of a spec: neither comments nor blank.
+fn entry_lines(spec: &str) -> Vec<&str> {
+    (spec.lines())
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect()
+}
+
+#[test]
+fn a_mode_444_trigger_in_18000_entries_shrinks_to_the_file_alone_within_200_runs() {
+    let dir = temp_dir();
+    let (spec, cand) = trigger_case(dir.path());
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        &spec,
+        "--set",
+        "-a -b",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let report = shrink_report(&out_dir, &out);
+    let runs = report["arm_runs"].as_u64().unwrap();
+    assert!(runs <= 200, "{runs} arm runs\n{out}");
+    assert_eq!(report["set_after"], serde_json::json!([]), "{out}");
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    let entries = entry_lines(&spec);
+    assert!(
+        entries.len() <= 2,
+        "more than a folder and the file:\n{spec}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|l| l.contains("trigger") && l.contains("mode=0444")),
+        "{spec}"
+    );
+    assert!(spec.starts_with("# shrunk from"), "{spec}");
+    repro_differs(&out);
+}
+
+/// Runs the repro line the shrink printed: it must find the difference again.
+fn repro_differs(out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = (stdout.lines())
+        .find_map(|l| l.strip_prefix("repro: "))
+        .unwrap_or_else(|| panic!("no repro line\n{out}"));
+    let words = shell_words::split(line).unwrap();
+    let again = run(&words[1..]);
+    assert_exit(&again, 1);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(text.contains("differs"), "{again}");
+}
+
+#[test]
+fn a_difference_that_needs_two_flags_keeps_exactly_those_two() {
+    let dir = temp_dir();
+    let when = "case \" $args \" in *' -a '*) case \" $args \" in *' -L '*) true;; *) false;; esac;; *) false;; esac";
+    let cand = candidate(dir.path(), when);
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "basic:links:-a -L -b",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let report = shrink_report(&out_dir, &out);
+    assert_eq!(
+        report["set_after"],
+        serde_json::json!(["-a", "-L"]),
+        "{out}"
+    );
+    assert_eq!(
+        report["set_before"],
+        serde_json::json!(["-a", "-L", "-b"]),
+        "{out}"
+    );
+    let sets = std::fs::read_to_string(out_dir.join("shrunk.sets")).unwrap();
+    assert!(sets.contains("[links]\n-a -L\n"), "{sets}");
+    repro_differs(&out);
+}
+
+#[test]
+fn a_flaky_case_is_refused_with_a_pointer_to_runs() {
+    let dir = temp_dir();
+    // The arms may run as another user, who must be able to write the counter.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    crate::util::set_mode(&shared, 0o777);
+    let counter = shared.join("counter").to_string_lossy().into_owned();
+    let out = run([
+        "shrink",
+        "--tree",
+        "basic",
+        "--set",
+        "(none)",
+        "--ref",
+        &double("print 'line 1\\n'"),
+        "--cand",
+        &double(&format!("drop-every 2 {counter}")),
+        "--out",
+        &dir.path().join("out").to_string_lossy(),
+    ]);
+    assert_exit(&out, 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("flaky") && stderr.contains("--runs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_equal_case_and_an_unknown_set_are_refused() {
+    let dir = temp_dir();
+    let out_dir = dir.path().join("out").to_string_lossy().into_owned();
+    let out = run(["shrink", "basic:sizes:-a", "--out", &out_dir]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not differ"),
+        "{out}"
+    );
+    let out = run(["shrink", "basic:sizes:--no-such-flag", "--out", &out_dir]);
+    assert_exit(&out, 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no set `--no-such-flag` in group `sizes` of flagsets/walk.sets"),
+        "{out}"
+    );
+}
+
+/// A tree spec of 18,000 entries with a mode-444 `trigger` deep inside, and the
+/// candidate that marks its output when the trigger is there.
+fn trigger_case(dir: &Path) -> (String, String) {
+    let spec = written(
+        dir,
+        "big.tree",
+        "generate node-modules node_modules entries=18000 seed=7\n\
+         file node_modules/deep/er/trigger size=100 mode=0444\n",
+    );
+    let when = "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
+    (spec, candidate(dir, when))
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupt_keeps_the_best_result_so_far_and_says_where() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir();
+    let (spec, cand) = trigger_case(dir.path());
+    let out_dir = dir.path().join("out");
+    let tmp = temp_dir();
+    let mut child = std::process::Command::new(eqcheck())
+        .args([
+            "shrink",
+            "--tree",
+            &spec,
+            "--set",
+            "-a",
+            "--ref",
+            &reference(),
+            "--cand",
+            &cand,
+        ])
+        .args(["--flagsets", "walk", "--out", &out_dir.to_string_lossy()])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("eqcheck shrink: ") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("shrink ended before a first kept step\n{said}");
+        }
+        said.push_str(&line);
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    said.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains("the smallest case so far"), "{said}");
+    let kept = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert!(kept.starts_with("# shrunk from"), "{kept}");
+    assert!(
+        kept.contains("trigger"),
+        "the best so far lost its cause:\n{kept}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "temp folders left: {left:?}\n{said}");
+}
+
+#[test]
+fn a_difference_that_stops_showing_midway_ends_with_the_best_so_far_and_why() {
+    let dir = temp_dir();
+    // The arms may run as another user, who must be able to write the counter.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    crate::util::set_mode(&shared, 0o777);
+    let counter = shared.join("counter").to_string_lossy().into_owned();
+    let when = format!(
+        "n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; [ $n -le 6 ]"
+    );
+    let cand = candidate(dir.path(), &when);
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        "basic",
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 1);
+    let report = shrink_report(&out_dir, &out);
+    let stopped = report["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("stopped showing"), "{out}");
+    assert_eq!(report["reproduced"], false, "{out}");
+    assert!(out_dir.join("shrunk.tree").is_file(), "{out}");
+}
+
+#[test]
+fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
+    let dir = temp_dir();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("a/b")).unwrap();
+    std::fs::write(tree.join("a/b/trigger"), "x").unwrap();
+    crate::util::set_mode(&tree.join("a/b/trigger"), 0o444);
+    std::fs::write(tree.join("a/other"), "y").unwrap();
+    let listing = |root: &Path| -> Vec<String> {
+        let mut found = Vec::new();
+        let mut folders = vec![root.to_path_buf()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+                let meta = entry.metadata().unwrap();
+                found.push(format!(
+                    "{} {} {:?}",
+                    entry.path().display(),
+                    meta.len(),
+                    meta.modified().unwrap()
+                ));
+                if meta.is_dir() {
+                    folders.push(entry.path());
+                }
+            }
+        }
+        found.sort();
+        found
+    };
+    let before = listing(&tree);
+    let when = "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
+    let cand = candidate(dir.path(), when);
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        &tree.to_string_lossy(),
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        listing(&tree),
+        before,
+        "the folder given was changed\n{out}"
+    );
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
+}
+
+/// A candidate that marks its stdout when the trigger is there, and otherwise
+/// fails with a line on stderr: a difference of another kind.
+fn two_way_candidate(dir: &Path) -> (String, String) {
+    let spec = written(
+        dir,
+        "two.tree",
+        "generate files pkg count=200 size=0..2K\nfile deep/er/trigger size=10 mode=0444\n",
+    );
+    let eq = shell_words::quote(&eqcheck().to_string_lossy()).into_owned();
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo candidate 1; exit 0; }}\n\
+         for tree; do :; done\n\
+         if [ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]; then\n\
+         {eq} walk \"$@\" | sed '1s/^/X/'\nelse\n{eq} walk \"$@\"; echo 'cand: lost' >&2; exit 1\nfi\n"
+    );
+    let cand = written(dir, "candidate", &script);
+    crate::util::set_mode(Path::new(&cand), 0o755);
+    (spec, cand)
+}
+
+#[test]
+fn a_difference_of_another_kind_is_not_followed_unless_any_difference_is_asked() {
+    let dir = temp_dir();
+    let (spec, cand) = two_way_candidate(dir.path());
+    let shrink = |out_dir: &Path, extra: &[&str]| {
+        let mut args = vec!["shrink", "--tree", &spec, "--set", "-a", "--ref"];
+        let (reference, out) = (reference(), out_dir.to_string_lossy().into_owned());
+        args.extend([
+            reference.as_str(),
+            "--cand",
+            &cand,
+            "--flagsets",
+            "walk",
+            "--out",
+            &out,
+        ]);
+        args.extend(extra);
+        let out = run(args);
+        assert_exit(&out, 0);
+        std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap()
+    };
+    let same = shrink(&dir.path().join("same"), &[]);
+    assert!(same.contains("trigger"), "the cause was lost:\n{same}");
+    let any = shrink(&dir.path().join("any"), &["--any-difference"]);
+    assert!(
+        !any.contains("trigger"),
+        "--any-difference kept what it need not:\n{any}"
+    );
+}
+
+#[test]
+fn a_result_that_does_not_hold_on_a_fresh_build_is_said_so() {
+    let dir = temp_dir();
+    // Past 4 KiB a file's contents are not written into the spec: the marker at
+    // its end is lost on a fresh build, and cutting the file loses it too.
+    let text = format!("{}MAGIC\n", "a".repeat(6000));
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("big.txt"), text).unwrap();
+    std::fs::write(tree.join("small.txt"), "b").unwrap();
+    let cand = candidate(dir.path(), "grep -rq MAGIC \"$tree\"");
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        &tree.to_string_lossy(),
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("did NOT differ the same way"), "{out}");
+    assert!(stdout.contains("contents not kept"), "{out}");
+}
+
+#[test]
+fn a_difference_no_entry_causes_leaves_one_entry_that_still_builds() {
+    let dir = temp_dir();
+    let cand = candidate(dir.path(), "true");
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        "basic",
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
+    repro_differs(&out);
+}
