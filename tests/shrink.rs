@@ -289,6 +289,7 @@ fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
     std::fs::write(tree.join("a/b/trigger"), "x").unwrap();
     crate::util::set_mode(&tree.join("a/b/trigger"), 0o444);
     std::fs::write(tree.join("a/other"), "y").unwrap();
+    let xattr = set_note(&tree.join("a/b/trigger"));
     let listing = |root: &Path| -> Vec<String> {
         let mut found = Vec::new();
         let mut folders = vec![root.to_path_buf()];
@@ -336,6 +337,27 @@ fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
     );
     let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
     assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
+    if xattr {
+        assert!(
+            !spec.contains("xattr."),
+            "an xattr the difference needs not was kept:\n{spec}"
+        );
+    }
+}
+
+/// Gives `path` an xattr the candidate never looks at; false, said loudly, where
+/// the file system refuses one.
+fn set_note(path: &Path) -> bool {
+    #[cfg(unix)]
+    if rustix::fs::lsetxattr(path, "user.note", b"x", rustix::fs::XattrFlags::empty()).is_ok() {
+        return true;
+    }
+    eprintln!("SKIPPED the xattr part: the temp folder's file system refuses user xattrs");
+    assert!(
+        std::env::var_os("EQCHECK_REQUIRE_ALL").is_none_or(|v| v != "1"),
+        "EQCHECK_REQUIRE_ALL=1, but user xattrs cannot be set here"
+    );
+    false
 }
 
 /// A candidate that marks its stdout when the trigger is there, and otherwise

@@ -4,7 +4,7 @@
 //! reduced on a private copy built for it: whole subtrees, folder by folder from
 //! the root down, by delta debugging over each folder's entries; then the set's
 //! words; then simplifications (folders of one child flattened, files cut to
-//! nothing or to one block, long names shortened). Every change is one trial of
+//! nothing or to one block, xattrs dropped, long names shortened). Every change is one trial of
 //! both arms, kept only when the difference holds. The result is written as a
 //! tree spec and a flag-set file, rebuilt from scratch and tried once more, so
 //! what is printed is known to reproduce, or said not to. This file owns the
@@ -91,6 +91,7 @@ pub enum Phase {
     Flatten,
     CutToEmpty,
     CutToOneBlock,
+    DropXattrs,
     ShortNames,
     /// The tree as it stands, tried again between phases.
     Recheck,

@@ -1,6 +1,6 @@
 //! The simplifications after the entries are few: a folder that holds one entry
-//! replaced by that entry, files cut to nothing and then to one block, and long
-//! names made one letter. Each is a trial kept only when the difference holds;
+//! replaced by that entry, files cut to nothing and then to one block, xattrs
+//! dropped, and long names made one letter. Each is a trial kept only when the difference holds;
 //! cuts and renames go by delta debugging over the candidates, so a tree whose
 //! every file may be cut takes one trial, not one per file.
 
@@ -17,6 +17,7 @@ pub(super) fn all(s: &mut Shrinker) -> bool {
     flatten(s)
         && cut(s, 0, Phase::CutToEmpty)
         && cut(s, ONE_BLOCK, Phase::CutToOneBlock)
+        && drop_xattrs(s)
         && short_names(s)
 }
 
@@ -75,6 +76,34 @@ fn cut(s: &mut Shrinker, len: u64, phase: Phase) -> bool {
         s.settle(undo, result)
     });
     !stopped
+}
+
+/// Entries with xattrs, without them.
+#[cfg(unix)]
+fn drop_xattrs(s: &mut Shrinker) -> bool {
+    let Ok(all) = s.work.all() else {
+        return true;
+    };
+    let marked: Vec<PathBuf> = (all.into_iter())
+        .map(|c| c.rel)
+        .filter(|rel| s.work.has_xattrs(rel))
+        .collect();
+    let (_, stopped) = ddmin::minimize(marked, &mut |chunk| {
+        let undo = match s.work.drop_xattrs(chunk) {
+            Ok(undo) => undo,
+            Err(_) => return Tried::Lost,
+        };
+        let what = format!("{} without xattrs", describe_chunk(chunk));
+        let result = s.trial(Phase::DropXattrs, what);
+        s.settle(undo, result)
+    });
+    !stopped
+}
+
+/// Windows keeps no xattrs the builder makes.
+#[cfg(not(unix))]
+fn drop_xattrs(_s: &mut Shrinker) -> bool {
+    true
 }
 
 /// Names longer than one character made one letter, folder by folder from the

@@ -180,12 +180,38 @@ impl WorkTree {
         Ok(undo)
     }
 
+    /// Removes every xattr of each entry of `rels`, keeping them to put back.
+    #[cfg(unix)]
+    pub fn drop_xattrs(&mut self, rels: &[PathBuf]) -> io::Result<Undo> {
+        let mut undo = Undo::default();
+        for rel in rels {
+            let path = self.path(rel);
+            let saved =
+                crate::fixtures::describe::xattrs_of(&path).map_err(|e| with_path(e, &path))?;
+            for (name, _) in &saved {
+                if let Err(err) = rustix::fs::lremovexattr(&path, name.as_slice()) {
+                    let _ = undo.apply();
+                    return Err(with_path(err.into(), &path));
+                }
+            }
+            undo.steps.push(Step::Xattrs { path, saved });
+        }
+        Ok(undo)
+    }
+
+    /// Whether the entry has xattrs to drop.
+    #[cfg(unix)]
+    pub fn has_xattrs(&self, rel: &Path) -> bool {
+        crate::fixtures::describe::xattrs_of(&self.path(rel)).is_ok_and(|x| !x.is_empty())
+    }
+
     /// Empties the holding folder of what was given up for good.
     pub fn forget(&self, undo: Undo) {
         for step in undo.steps {
             let gone = match step {
                 Step::Moved { from, .. } => from,
                 Step::Cut { kept, .. } => kept,
+                Step::Xattrs { .. } => continue,
             };
             if gone.starts_with(&self.held) {
                 let _ = crate::cleanup::remove_tree(&gone);
@@ -205,6 +231,12 @@ enum Step {
     Moved { from: PathBuf, to: PathBuf },
     /// `file` gets its contents back from `kept`.
     Cut { kept: PathBuf, file: PathBuf },
+    /// `path` gets these xattrs back.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Xattrs {
+        path: PathBuf,
+        saved: Vec<(Vec<u8>, Vec<u8>)>,
+    },
 }
 
 impl Undo {
@@ -215,6 +247,7 @@ impl Undo {
             let done = match &step {
                 Step::Moved { from, to } => rename_in(from, to).map_err(|e| with_path(e, to)),
                 Step::Cut { kept, file } => uncut(kept, file).map_err(|e| with_path(e, file)),
+                Step::Xattrs { path, saved } => put_xattrs(path, saved),
             };
             if first.is_ok() {
                 first = done;
@@ -222,6 +255,21 @@ impl Undo {
         }
         first
     }
+}
+
+#[cfg(unix)]
+fn put_xattrs(path: &Path, saved: &[(Vec<u8>, Vec<u8>)]) -> io::Result<()> {
+    for (name, value) in saved {
+        let flags = rustix::fs::XattrFlags::empty();
+        rustix::fs::lsetxattr(path, name.as_slice(), value, flags)
+            .map_err(|e| with_path(e.into(), path))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn put_xattrs(_path: &Path, _saved: &[(Vec<u8>, Vec<u8>)]) -> io::Result<()> {
+    Ok(())
 }
 
 fn uncut(kept: &Path, file: &Path) -> io::Result<()> {
@@ -369,6 +417,25 @@ mod tests {
         undo.apply().unwrap();
         assert!(work.path(Path::new("a/b/f")).is_file());
         assert!(!work.path(Path::new("a/f")).exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn dropped_xattrs_come_back() {
+        let (_dir, mut work) = tree();
+        let g = work.path(Path::new("g"));
+        if rustix::fs::lsetxattr(&g, "user.note", b"kept", rustix::fs::XattrFlags::empty()).is_err()
+        {
+            eprintln!("SKIPPED dropped_xattrs_come_back: the temp folder's file system refuses user xattrs");
+            assert!(std::env::var_os("EQCHECK_REQUIRE_ALL").is_none_or(|v| v != "1"));
+            return;
+        }
+        assert!(work.has_xattrs(Path::new("g")));
+        let undo = work.drop_xattrs(&["g".into()]).unwrap();
+        assert!(!work.has_xattrs(Path::new("g")));
+        undo.apply().unwrap();
+        let back = crate::fixtures::describe::xattrs_of(&g).unwrap();
+        assert_eq!(back, [(b"user.note".to_vec(), b"kept".to_vec())]);
     }
 
     #[test]
