@@ -468,3 +468,46 @@ fn a_difference_no_entry_causes_leaves_one_entry_that_still_builds() {
     assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
     repro_differs(&out);
 }
+
+#[test]
+fn a_walker_that_prints_the_root_folder_name_still_reproduces_on_a_fresh_build() {
+    let dir = temp_dir();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("a")).unwrap();
+    std::fs::write(tree.join("a/trigger"), "x").unwrap();
+    crate::util::set_mode(&tree.join("a/trigger"), 0o444);
+    std::fs::write(tree.join("other"), "y").unwrap();
+    // Both print the tree root's own name, as dust does; the candidate marks it
+    // when the trigger is there.
+    let script = |name: &str, mark: &str| {
+        let text = format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo {name} 1; exit 0; }}\n\
+             for tree; do :; done\nm=''\n\
+             [ -n \"$(find \"$tree\" -name trigger -perm 0444 -print)\" ] && m='{mark}'\n\
+             echo \"$(basename \"$tree\") 3$m\"\n"
+        );
+        let path = written(dir.path(), name, &text);
+        crate::util::set_mode(Path::new(&path), 0o755);
+        path
+    };
+    let (reference, cand) = (script("reference", ""), script("candidate", " X"));
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        &tree.to_string_lossy(),
+        "--set",
+        "(none)",
+        "--ref",
+        &reference,
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert!(spec.contains("trigger"), "{spec}");
+}

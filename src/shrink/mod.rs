@@ -29,7 +29,7 @@ use crate::matrix::{Matrix, MatrixError, Trials};
 use crate::outcome::CaseOutcome;
 use ddmin::Tried;
 pub use output::{repro_words, ShrinkReport, Size};
-use same_way::{Judged, Signature};
+use same_way::{Judged, Masker, Signature};
 use tree::WorkTree;
 
 /// What `eqcheck shrink` was asked.
@@ -105,6 +105,7 @@ pub(crate) struct Shrinker<'a> {
     tree: String,
     work: WorkTree,
     signature: Signature,
+    masker: Masker,
     words: Vec<String>,
     arm_runs: usize,
     steps: Vec<StepRecord>,
@@ -128,9 +129,11 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         source,
     })?;
     let work = WorkTree::new(copy.path().to_path_buf(), held);
+    let mut masker = Masker::new(entry_names(&work));
+    masker.also(base_name(&work.root));
     let first = first_runs(matrix, &trials, options, source.name(), &work.root)?;
-    let Some(signature) = Signature::of(&first) else {
-        return Err(not_on_copy(matrix, &trials, options, source)
+    let Some(signature) = Signature::of(&first, &masker) else {
+        return Err(not_on_copy(matrix, &trials, options, source, &masker)
             .unwrap_or_else(|| not_differing(options, &first)));
     };
     let before = output::size(&work, &options.set.args);
@@ -141,6 +144,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         tree: source.name().to_string(),
         work,
         signature,
+        masker,
         words: options.set.args.clone(),
         arm_runs: count_runs(&first),
         steps: Vec::new(),
@@ -182,12 +186,13 @@ fn not_on_copy(
     trials: &Trials,
     options: &ShrinkOptions,
     source: &crate::matrix::TreeSource,
+    masker: &Masker,
 ) -> Option<ShrinkError> {
     let crate::matrix::TreeSource::Existing { path, name } = source else {
         return None;
     };
     let original = first_runs(matrix, trials, options, name, path).ok()?;
-    Signature::of(&original)?;
+    Signature::of(&original, masker)?;
     let why = format!(
         "the case differs on {} but not on a copy of it: the difference depends on something a copy does not keep (inode numbers, the folder's place, its file system), which shrinking cannot reduce",
         path.display()
@@ -219,6 +224,18 @@ fn planned(tree: &str, options: &ShrinkOptions, words: &[String]) -> PlannedCase
         group: options.group.clone(),
         set,
     }
+}
+
+fn base_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// Every entry name of the tree, for masking the names an output line shows.
+fn entry_names(work: &WorkTree) -> Vec<String> {
+    (work.all().unwrap_or_default().iter())
+        .filter_map(|c| c.rel.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect()
 }
 
 fn count_runs(case: &CaseOutcome) -> usize {
@@ -267,7 +284,7 @@ impl Shrinker<'_> {
             .trials
             .run(self.matrix, &self.tree, &self.work.root, &case, &dir, 1);
         self.arm_runs += count_runs(&outcome);
-        let judged = self.signature.judge(&outcome, self.options.any_difference);
+        let judged = (self.signature).judge(&outcome, self.options.any_difference, &self.masker);
         let kept = judged == Judged::Same;
         self.steps.push(StepRecord {
             trial: number,

@@ -243,11 +243,12 @@ impl Shrinker<'_> {
             Ok(tree) => tree,
             Err(err) => return (false, Some(format!("the spec does not build: {err}"))),
         };
+        self.masker.also(super::base_name(tree.path()));
         let case = planned(&self.tree, self.options, &self.words);
         let dir = self.trials.scratch().join("rebuilt");
         let outcome = (self.trials).run(self.matrix, &self.tree, tree.path(), &case, &dir, 2);
         self.arm_runs += super::count_runs(&outcome);
-        match self.signature.judge(&outcome, self.options.any_difference) {
+        match (self.signature).judge(&outcome, self.options.any_difference, &self.masker) {
             Judged::Same => (true, None),
             Judged::Other(seen) => (false, Some(seen)),
         }

@@ -4,6 +4,8 @@
 //! numbers and paths are masked. Without this a reducer drifts to whatever
 //! difference is easiest to keep, such as an error about a path it removed.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use crate::outcome::{ArmStatus, CaseOutcome, Stream, StreamVerdict, Verdict};
@@ -31,7 +33,7 @@ pub enum Judged {
 
 impl Signature {
     /// The signature of a case that differs; `None` for any other verdict.
-    pub fn of(case: &CaseOutcome) -> Option<Signature> {
+    pub fn of(case: &CaseOutcome, masker: &Masker) -> Option<Signature> {
         if case.verdict != Verdict::Differs {
             return None;
         }
@@ -41,7 +43,7 @@ impl Signature {
         let first_text = differing.iter().find(|s| s.stream != Stream::Status);
         let first_lines = first_text
             .and_then(|s| s.diff.as_deref())
-            .map(first_changed_lines)
+            .map(|diff| first_changed_lines(diff, masker))
             .unwrap_or((None, None));
         Some(Signature {
             streams: differing
@@ -57,8 +59,8 @@ impl Signature {
     }
 
     /// Judges a trial: `any` accepts every difference.
-    pub fn judge(&self, trial: &CaseOutcome, any: bool) -> Judged {
-        match (&trial.verdict, Signature::of(trial)) {
+    pub fn judge(&self, trial: &CaseOutcome, any: bool, masker: &Masker) -> Judged {
+        match (&trial.verdict, Signature::of(trial, masker)) {
             (_, Some(_)) if any => Judged::Same,
             (_, Some(seen)) if seen == *self => Judged::Same,
             (_, Some(seen)) => Judged::Other(seen.how_it_differs(self)),
@@ -104,76 +106,139 @@ fn verdict_words(verdict: &Verdict) -> String {
 }
 
 /// The first removed and the first added line of a unified diff, masked.
-fn first_changed_lines(diff: &str) -> (Option<String>, Option<String>) {
+fn first_changed_lines(diff: &str, masker: &Masker) -> (Option<String>, Option<String>) {
     let changed = |sign: char, header: &str| {
         (diff.lines())
             .find(|line| line.starts_with(sign) && !line.starts_with(header))
-            .map(|line| mask(&line[1..]))
+            .map(|line| masker.mask(&line[1..]))
     };
     (changed('-', "---"), changed('+', "+++"))
 }
 
-/// A line with every run of digits made `0` and every word naming a path (one
-/// with a `/`, or the tree root as normalized output names it) made `PATH`: sizes, counts and the entries a line is about change
-/// as the tree shrinks, while the line's shape says what kind of difference it is.
-pub fn mask(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while !rest.is_empty() {
-        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        let (word, after) = rest.split_at(word_end);
-        if word.contains('/') || word.starts_with(crate::flagset::TREE_PLACEHOLDER) {
-            out.push_str("PATH");
-        } else {
-            mask_digits(word, &mut out);
-        }
-        let space_end = after
-            .find(|c: char| !c.is_whitespace())
-            .unwrap_or(after.len());
-        out.push_str(&after[..space_end]);
-        rest = &after[space_end..];
-    }
-    out
+/// Masks a line down to its shape. Sizes, counts and the entries a line is about
+/// change as the tree shrinks, and so do a drawing's bars and branches (dust's
+/// tree): every number becomes `0`, every word naming a path (one with a `/`, or
+/// the tree root as normalized output names it) `PATH`, every name of an entry of
+/// the tree `NAME`, and every run of other characters than letters, digits and
+/// `._-@+~,` one space. What is left (the words of a message, the order of fields)
+/// says what kind of difference it is.
+pub struct Masker {
+    /// Every entry name of the tree before it was reduced.
+    names: HashSet<String>,
 }
 
-fn mask_digits(word: &str, out: &mut String) {
-    let mut in_digits = false;
-    for c in word.chars() {
-        match (c.is_ascii_digit(), in_digits) {
-            (true, true) => {}
-            (true, false) => out.push('0'),
-            (false, _) => out.push(c),
+impl Masker {
+    pub fn new(names: impl IntoIterator<Item = String>) -> Masker {
+        Masker {
+            names: names.into_iter().collect(),
         }
-        in_digits = c.is_ascii_digit();
     }
+
+    /// Masks `name` too: a tree root's own name, which a walker may print and
+    /// which a fresh build of the result does not share.
+    pub fn also(&mut self, name: String) {
+        self.names.insert(name);
+    }
+
+    pub fn mask(&self, line: &str) -> String {
+        let mut out = String::with_capacity(line.len());
+        for token in line.split_whitespace() {
+            if token.contains('/') || token.starts_with(crate::flagset::TREE_PLACEHOLDER) {
+                push_word(&mut out, "PATH");
+                continue;
+            }
+            let mut rest = token;
+            while let Some(start) = rest.find(is_word_char) {
+                let word_end = rest[start..]
+                    .find(|c: char| !is_word_char(c))
+                    .map_or(rest.len(), |n| start + n);
+                push_word(&mut out, &self.word(&rest[start..word_end]));
+                rest = &rest[word_end..];
+            }
+        }
+        out
+    }
+
+    fn word(&self, word: &str) -> String {
+        if self.names.contains(word) || is_short_name(word) {
+            return "NAME".into();
+        }
+        // A number with its separators and unit (`2,002`, `1.2K`, `99%`) is one
+        // number, whatever its digits and unit.
+        if word.starts_with(|c: char| c.is_ascii_digit()) {
+            return "0".into();
+        }
+        let mut masked = String::with_capacity(word.len());
+        let mut in_digits = false;
+        for c in word.chars() {
+            match (c.is_ascii_digit(), in_digits) {
+                (true, true) => {}
+                (true, false) => masked.push('0'),
+                (false, _) => masked.push(c),
+            }
+            in_digits = c.is_ascii_digit();
+        }
+        masked
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || "._-@+~,".contains(c)
+}
+
+/// The one-letter names the reducer gives (`a`, `b0`, …).
+fn is_short_name(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase()) && chars.all(|c| c.is_ascii_digit())
+}
+
+fn push_word(out: &mut String, word: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(word);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn masker() -> Masker {
+        Masker::new(["node_modules", "pkg-locked", "trigger"].map(String::from))
+    }
+
     #[test]
-    fn masking_keeps_a_line_shape_but_not_its_numbers_or_paths() {
-        assert_eq!(mask("12\t./a/b"), "0\tPATH");
-        assert_eq!(mask("1.2K  trigger 100%"), "0.0K  trigger 0%");
+    fn masking_keeps_a_line_shape_but_not_its_numbers_paths_names_or_drawing() {
+        let m = masker();
+        assert_eq!(m.mask("12\t./a/b"), "0 PATH");
+        assert_eq!(m.mask("1.2K  trigger 100%"), "0 NAME 0");
+        assert_eq!(m.mask("v1.2 module-12.js"), "v0.0 module-0.js");
         assert_eq!(
-            mask("du: cannot read directory './x': Permission denied"),
-            "du: cannot read directory PATH Permission denied"
+            m.mask("du: cannot read directory './x': Permission denied"),
+            "du cannot read directory PATH Permission denied"
         );
-        assert_ne!(mask("4096 ./a"), mask("cannot access ./a"));
-        assert_eq!(mask("16\t{tree}"), mask("8\t{tree}/a/trigger"));
+        assert_ne!(m.mask("4096 ./a"), m.mask("cannot access ./a"));
+        assert_eq!(m.mask("16\t{tree}"), m.mask("8\t{tree}/a/trigger"));
+        // dust's drawing: another entry, deeper, with a longer bar, is one shape.
+        assert_eq!(
+            m.mask("2,002   ┌─┴ node_modules │████████████ │ 99%"),
+            m.mask("  1   │ ┌── pkg-locked   │███ │  3%")
+        );
+        assert_eq!(m.mask("1 a0"), m.mask("7 trigger"));
+        assert_ne!(m.mask("1 other-word"), m.mask("1 trigger"));
     }
 
     #[test]
     fn the_first_changed_lines_skip_the_diff_headers() {
+        let m = masker();
         let diff = "--- reference\n+++ candidate\n@@ -1,2 +1,2 @@\n a\n-8\t./x\n+12\t./x\n";
         assert_eq!(
-            first_changed_lines(diff),
-            (Some("0\tPATH".into()), Some("0\tPATH".into()))
+            first_changed_lines(diff, &m),
+            (Some("0 PATH".into()), Some("0 PATH".into()))
         );
         let only_added = "--- reference\n+++ candidate\n@@ -1 +1,2 @@\n a\n+extra 3\n";
         assert_eq!(
-            first_changed_lines(only_added),
+            first_changed_lines(only_added, &m),
             (None, Some("extra 0".into()))
         );
     }
