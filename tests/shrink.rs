@@ -511,3 +511,51 @@ fn a_walker_that_prints_the_root_folder_name_still_reproduces_on_a_fresh_build()
     let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
     assert!(spec.contains("trigger"), "{spec}");
 }
+
+#[test]
+fn jobs_find_what_one_job_finds() {
+    let dir = temp_dir();
+    let (spec, cand) = trigger_case(dir.path());
+    let shrink = |jobs: &str| {
+        let out_dir = dir.path().join(format!("out-{jobs}"));
+        let out = run([
+            "shrink",
+            "--tree",
+            &spec,
+            "--set",
+            "-a -b",
+            "--ref",
+            &reference(),
+            "--cand",
+            &cand,
+            "--flagsets",
+            "walk",
+            "--out",
+            &out_dir.to_string_lossy(),
+            "-j",
+            jobs,
+        ]);
+        assert_exit(&out, 0);
+        let report = shrink_report(&out_dir, &out);
+        let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+        // Kind, path and mode: times differ from copy to copy.
+        let entries: Vec<String> = (entry_lines(&spec).iter())
+            .map(|l| {
+                l.split(' ')
+                    .filter(|w| !w.starts_with("mtime="))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        (
+            entries,
+            report["set_after"].clone(),
+            report["arm_runs"].as_u64().unwrap(),
+        )
+    };
+    let (one, set_one, _) = shrink("1");
+    let (three, set_three, runs) = shrink("3");
+    assert_eq!(three, one);
+    assert_eq!(set_three, set_one);
+    assert!(runs <= 500, "{runs}");
+}

@@ -32,6 +32,11 @@ pub(super) struct ShrinkArgs {
     /// statuses and first differing line, numbers and paths masked).
     #[arg(long)]
     any_difference: bool,
+    /// Trials run at once, each on a copy of the tree of its own (default: 1; the
+    /// arms of one trial already keep cores busy). Unix only.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    jobs: u32,
     /// The folder for shrunk.tree, shrunk.sets and shrink.json (made if missing;
     /// those three files are replaced).
     #[arg(long, value_name = "DIR", default_value = "shrunk")]
@@ -52,6 +57,10 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
     }
     if args.subject.trees.len() != 1 {
         let why = "shrink takes one case: a case id, or one --tree and a --set";
+        return Err(Failure::usage(anyhow::anyhow!(why)));
+    }
+    if args.jobs > 1 && !cfg!(unix) {
+        let why = "-j: more than one job needs Unix, where each job's copy of the tree is made with cp -a";
         return Err(Failure::usage(anyhow::anyhow!(why)));
     }
     if args.subject.fs.is_some() {
@@ -78,6 +87,7 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
         max_runs: args.max_runs as usize,
         any_difference: args.any_difference,
         out: args.out.clone(),
+        jobs: args.jobs as usize,
     };
     let matrix = resolved.build_arms()?;
     let outcome = crate::shrink::run(&matrix, &options);

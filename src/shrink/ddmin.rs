@@ -17,17 +17,28 @@ pub enum Tried {
 
 /// Removes from `items` every chunk that `without` says can go, and returns what is
 /// left, and whether `without` asked to stop. `without` is given the chunk to try
-/// without; on `Kept` the chunk is dropped from the list.
-pub fn minimize<T: Clone>(
+/// without; on `Kept` the chunk is dropped from the list. One chunk at a time: the
+/// tests' reference for [`minimize_in_batches`].
+#[cfg(test)]
+pub fn minimize<T: Clone>(items: Vec<T>, without: &mut dyn FnMut(&[T]) -> Tried) -> (Vec<T>, bool) {
+    minimize_in_batches(items, 1, &mut |chunks: &[&[T]]| vec![without(chunks[0])])
+}
+
+/// [`minimize`] trying up to `jobs` chunks at once: `without` is given the next
+/// chunks in order and answers for each (fewer answers mean stop). The first kept
+/// chunk, in order, goes, as it would have gone one chunk at a time; the answers
+/// after it are not used, so the result is the same for any number of jobs.
+pub fn minimize_in_batches<T: Clone>(
     mut items: Vec<T>,
-    without: &mut dyn FnMut(&[T]) -> Tried,
+    jobs: usize,
+    without: &mut dyn FnMut(&[&[T]]) -> Vec<Tried>,
 ) -> (Vec<T>, bool) {
     // Everything at once first: the cheapest answer when none of it matters.
     if items.len() > 1 {
-        match without(&items) {
-            Tried::Kept => return (Vec::new(), false),
-            Tried::Stop => return (items, true),
-            Tried::Lost => {}
+        match without(&[&items]).first() {
+            Some(Tried::Kept) => return (Vec::new(), false),
+            Some(Tried::Lost) => {}
+            Some(Tried::Stop) | None => return (items, true),
         }
     }
     // Items already tried alone and needed: never tried alone again.
@@ -35,27 +46,35 @@ pub fn minimize<T: Clone>(
     let mut parts = 2usize;
     while !items.is_empty() {
         let chunk = items.len().div_ceil(parts);
+        let bounds: Vec<(usize, usize)> = (0..items.len())
+            .step_by(chunk)
+            .map(|start| (start, (start + chunk).min(items.len())))
+            .filter(|&(start, end)| !needed[start..end].iter().all(|&n| n))
+            .collect();
         let mut dropped = false;
-        let mut start = 0;
-        while start < items.len() {
-            let end = (start + chunk).min(items.len());
-            if needed[start..end].iter().all(|&n| n) {
-                start = end;
-                continue;
+        for batch in bounds.chunks(jobs.max(1)) {
+            let chunks: Vec<&[T]> = batch.iter().map(|&(s, e)| &items[s..e]).collect();
+            let answers = without(&chunks);
+            let mut kept = None;
+            for (i, &(start, end)) in batch.iter().enumerate() {
+                match answers.get(i) {
+                    Some(Tried::Kept) => {
+                        kept = Some((start, end));
+                        break;
+                    }
+                    Some(Tried::Lost) => {
+                        if end - start == 1 {
+                            needed[start] = true;
+                        }
+                    }
+                    Some(Tried::Stop) | None => return (items, true),
+                }
             }
-            match without(&items[start..end]) {
-                Tried::Kept => {
-                    items.drain(start..end);
-                    needed.drain(start..end);
-                    dropped = true;
-                    break;
-                }
-                Tried::Stop => return (items, true),
-                Tried::Lost if end - start == 1 => {
-                    needed[start] = true;
-                    start = end;
-                }
-                Tried::Lost => start = end,
+            if let Some((start, end)) = kept {
+                items.drain(start..end);
+                needed.drain(start..end);
+                dropped = true;
+                break;
             }
         }
         if dropped {
@@ -135,6 +154,30 @@ mod tests {
     fn a_single_item_is_tried_alone() {
         assert_eq!(run(1, &[]).0, Vec::<usize>::new());
         assert_eq!(run(1, &[0]).0, [0]);
+    }
+
+    #[test]
+    fn batches_remove_what_one_at_a_time_removes() {
+        for needed in [vec![5usize], vec![0, 99], vec![10, 11, 12, 60]] {
+            let serial = run(100, &needed).0;
+            for jobs in [2, 3, 8] {
+                let (left, stopped) = minimize_in_batches(
+                    (0..100).collect::<Vec<usize>>(),
+                    jobs,
+                    &mut |chunks: &[&[usize]]| {
+                        assert!(chunks.len() <= jobs);
+                        (chunks.iter())
+                            .map(|c| match c.iter().any(|i| needed.contains(i)) {
+                                true => Tried::Lost,
+                                false => Tried::Kept,
+                            })
+                            .collect()
+                    },
+                );
+                assert!(!stopped);
+                assert_eq!(left, serial, "{jobs} jobs, needed {needed:?}");
+            }
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! copy's changes and their undo, `same_way.rs` what counts as the same difference,
 //! `output.rs` the files written and the report.
 
+mod attempt;
 mod ddmin;
 mod output;
 pub mod same_way;
@@ -22,14 +23,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cleanup;
 use crate::flagset::FlagSet;
 use crate::matrix::plan::PlannedCase;
 use crate::matrix::{Matrix, MatrixError, Trials};
 use crate::outcome::CaseOutcome;
+use attempt::{Change, Try};
 use ddmin::Tried;
 pub use output::{repro_words, ShrinkReport, Size};
-use same_way::{Judged, Masker, Signature};
+use same_way::{Masker, Signature};
 use tree::WorkTree;
 
 /// What `eqcheck shrink` was asked.
@@ -45,6 +46,8 @@ pub struct ShrinkOptions {
     pub any_difference: bool,
     /// Where the spec, the flag-set file and the JSON go.
     pub out: PathBuf,
+    /// Trials run at once, each on a replica of the tree of its own.
+    pub jobs: usize,
 }
 
 /// Why a shrink could not start.
@@ -103,7 +106,8 @@ pub(crate) struct Shrinker<'a> {
     trials: &'a Trials,
     options: &'a ShrinkOptions,
     tree: String,
-    work: WorkTree,
+    /// The copy, and one more per job beyond the first: always the same tree.
+    replicas: Vec<WorkTree>,
     signature: Signature,
     masker: Masker,
     words: Vec<String>,
@@ -123,12 +127,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
     let copy = output::private_copy(source).map_err(|why| refused(options, &why))?;
     output::make_out(options)?;
     let trials = Trials::start(matrix)?;
-    let held = trials.scratch().join("held");
-    std::fs::create_dir(&held).map_err(|source| ShrinkError::Io {
-        doing: format!("making {}", held.display()),
-        source,
-    })?;
-    let work = WorkTree::new(copy.path().to_path_buf(), held);
+    let work = WorkTree::new(copy.path().to_path_buf(), holding_folder(&trials, 0)?);
     let mut masker = Masker::new(entry_names(&work));
     masker.also(base_name(&work.root));
     let first = first_runs(matrix, &trials, options, source.name(), &work.root)?;
@@ -137,12 +136,16 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
             .unwrap_or_else(|| not_differing(options, &first)));
     };
     let before = output::size(&work, &options.set.args);
+    let (replicas, copies) = replicas(work, &trials, options, source.name())?;
+    for replica in &replicas[1..] {
+        masker.also(base_name(&replica.root));
+    }
     let mut shrinker = Shrinker {
         matrix,
         trials: &trials,
         options,
         tree: source.name().to_string(),
-        work,
+        replicas,
         signature,
         masker,
         words: options.set.args.clone(),
@@ -153,8 +156,42 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
     };
     shrinker.reduce();
     let report = shrinker.finish(before);
+    drop(copies);
     drop(copy);
     Ok(report)
+}
+
+/// The copy, and a copy of it for each job beyond the first, each with a holding
+/// folder of its own; the extra copies are removed when the second value goes.
+fn replicas(
+    work: WorkTree,
+    trials: &Trials,
+    options: &ShrinkOptions,
+    name: &str,
+) -> Result<(Vec<WorkTree>, Vec<crate::fixtures::BuiltTree>), ShrinkError> {
+    let mut replicas = vec![work];
+    let mut copies = Vec::new();
+    for job in 1..options.jobs.max(1) {
+        let copy = crate::fixtures::copy_temp(&replicas[0].root, name).map_err(|err| {
+            refused(
+                options,
+                &format!("cannot copy the tree for job {}: {err}", job + 1),
+            )
+        })?;
+        let held = holding_folder(trials, job)?;
+        replicas.push(WorkTree::new(copy.path().to_path_buf(), held));
+        copies.push(copy);
+    }
+    Ok((replicas, copies))
+}
+
+fn holding_folder(trials: &Trials, job: usize) -> Result<PathBuf, ShrinkError> {
+    let held = trials.scratch().join(format!("held-{job}"));
+    std::fs::create_dir(&held).map_err(|source| ShrinkError::Io {
+        doing: format!("making {}", held.display()),
+        source,
+    })?;
+    Ok(held)
 }
 
 fn refused(options: &ShrinkOptions, why: &str) -> ShrinkError {
@@ -258,52 +295,21 @@ impl Shrinker<'_> {
         }
     }
 
-    /// Runs the case on the copy as it is now, with the current words, and judges
-    /// it; `Stop` once out of runs or interrupted.
-    fn trial(&mut self, phase: Phase, tried: String) -> Tried {
-        self.trial_with(phase, tried, &self.words.clone())
+    /// The tree every replica holds, as the first one holds it.
+    pub(crate) fn work(&self) -> &WorkTree {
+        &self.replicas[0]
     }
 
-    fn trial_with(&mut self, phase: Phase, tried: String, words: &[String]) -> Tried {
-        if cleanup::interrupted() {
-            self.stopped.get_or_insert_with(|| "interrupted".into());
-            return Tried::Stop;
-        }
-        if self.arm_runs + 2 > self.options.max_runs {
-            let why = format!(
-                "the run budget ({} arm runs) is spent",
-                self.options.max_runs
-            );
-            self.stopped.get_or_insert(why);
-            return Tried::Stop;
-        }
-        let number = self.steps.len() + 1;
-        let case = planned(&self.tree, self.options, words);
-        let dir = self.trials.scratch().join(format!("trial-{number}"));
-        let outcome = self
-            .trials
-            .run(self.matrix, &self.tree, &self.work.root, &case, &dir, 1);
-        self.arm_runs += count_runs(&outcome);
-        let judged = (self.signature).judge(&outcome, self.options.any_difference, &self.masker);
-        let kept = judged == Judged::Same;
-        self.steps.push(StepRecord {
-            trial: number,
-            phase,
-            tried,
-            kept,
-            seen: match judged {
-                Judged::Same => None,
-                Judged::Other(seen) => Some(seen),
-            },
-        });
-        if cleanup::interrupted() {
-            self.stopped.get_or_insert_with(|| "interrupted".into());
-            return Tried::Stop;
-        }
-        if kept {
-            Tried::Kept
-        } else {
-            Tried::Lost
+    fn jobs(&self) -> usize {
+        self.replicas.len()
+    }
+
+    /// A try of the tree changed by `change`, with the current words.
+    fn tree_try(&self, what: String, change: Change) -> Try {
+        Try {
+            what,
+            change: Some(change),
+            words: self.words.clone(),
         }
     }
 
@@ -312,12 +318,14 @@ impl Shrinker<'_> {
     fn subtrees(&mut self) -> bool {
         let mut folders = std::collections::VecDeque::from([PathBuf::new()]);
         while let Some(folder) = folders.pop_front() {
-            let children = match self.work.children(&folder) {
+            let children = match self.work().children(&folder) {
                 Ok(children) => children,
                 // A folder the copy cannot list (mode 000 as a user) stays whole.
                 Err(_) => continue,
             };
-            let (left, stopped) = ddmin::minimize(children, &mut |chunk| self.without(chunk));
+            let jobs = self.jobs();
+            let (left, stopped) =
+                ddmin::minimize_in_batches(children, jobs, &mut |chunks| self.without(chunks));
             if stopped {
                 return false;
             }
@@ -326,45 +334,28 @@ impl Shrinker<'_> {
         true
     }
 
-    /// One trial without `chunk`'s entries.
-    fn without(&mut self, chunk: &[tree::Child]) -> Tried {
-        let rels: Vec<PathBuf> = chunk.iter().map(|c| c.rel.clone()).collect();
-        // A spec needs an entry: the root keeps one, whatever the difference needs.
-        let at_root = rels.iter().all(|r| r.components().count() == 1);
-        if at_root
-            && self
-                .work
-                .children(Path::new(""))
-                .is_ok_and(|c| c.len() == rels.len())
-        {
-            return Tried::Lost;
+    /// One trial per chunk, each without the chunk's entries. The root keeps one
+    /// entry, whatever the difference needs, as a spec needs one: a chunk of all
+    /// that is left there is answered lost untried.
+    fn without(&mut self, chunks: &[&[tree::Child]]) -> Vec<Tried> {
+        let at_root_left = self.work().children(Path::new("")).map_or(0, |c| c.len());
+        let mut tries = Vec::new();
+        let mut untried = Vec::new();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let rels: Vec<PathBuf> = chunk.iter().map(|c| c.rel.clone()).collect();
+            let at_root = rels.iter().all(|r| r.components().count() == 1);
+            if at_root && rels.len() == at_root_left {
+                untried.push(i);
+                continue;
+            }
+            let what = format!("without {}", describe_chunk(&rels));
+            tries.push(self.tree_try(what, Change::Without(rels)));
         }
-        let undo = match self.work.hold(&rels) {
-            Ok(undo) => undo,
-            Err(_) => return Tried::Lost,
+        let answers = match tries.is_empty() {
+            true => Vec::new(),
+            false => self.attempt(Phase::Subtrees, tries),
         };
-        let tried = format!("without {}", describe_chunk(&rels));
-        let tried = self.trial(Phase::Subtrees, tried);
-        self.settle(undo, tried)
-    }
-
-    /// Keeps a kept change (its held entries removed, the best so far written) or
-    /// undoes a lost one.
-    fn settle(&mut self, undo: tree::Undo, tried: Tried) -> Tried {
-        match tried {
-            Tried::Kept => {
-                self.work.forget(undo);
-                self.best.write(&self.work, &self.words, &self.signature);
-                self.progress();
-            }
-            Tried::Lost | Tried::Stop => {
-                if let Err(err) = undo.apply() {
-                    self.stopped = Some(format!("cannot undo a trial's change: {err}"));
-                    return Tried::Stop;
-                }
-            }
-        }
-        tried
+        with_untried(answers, &untried, chunks.len())
     }
 
     /// The set's words, minimized.
@@ -372,26 +363,30 @@ impl Shrinker<'_> {
         if self.words.is_empty() {
             return true;
         }
-        let indexes: Vec<usize> = (0..self.words.len()).collect();
+        let original = self.words.clone();
+        let indexes: Vec<usize> = (0..original.len()).collect();
         let mut current = indexes.clone();
-        let (left, stopped) = ddmin::minimize(indexes, &mut |chunk| {
-            let words: Vec<String> = (current.iter())
-                .filter(|i| !chunk.contains(i))
-                .map(|&i| self.words[i].clone())
+        let jobs = self.jobs();
+        let (_, stopped) = ddmin::minimize_in_batches(indexes, jobs, &mut |chunks| {
+            let tries: Vec<Try> = (chunks.iter())
+                .map(|chunk| {
+                    let dropped: Vec<&str> = chunk.iter().map(|&i| original[i].as_str()).collect();
+                    Try {
+                        what: format!("without the word(s) {}", shell_words::join(dropped)),
+                        change: None,
+                        words: (current.iter())
+                            .filter(|i| !chunk.contains(i))
+                            .map(|&i| original[i].clone())
+                            .collect(),
+                    }
+                })
                 .collect();
-            let dropped: Vec<&str> = chunk.iter().map(|&i| self.words[i].as_str()).collect();
-            let tried = format!("without the word(s) {}", shell_words::join(dropped));
-            let result = self.trial_with(Phase::Flags, tried, &words);
-            if result == Tried::Kept {
-                current.retain(|i| !chunk.contains(i));
+            let answers = self.attempt(Phase::Flags, tries);
+            if let Some(k) = answers.iter().position(|a| *a == Tried::Kept) {
+                current.retain(|i| !chunks[k].contains(i));
             }
-            result
+            answers
         });
-        self.words = left.iter().map(|&i| self.words[i].clone()).collect();
-        if self.words.len() < self.options.set.args.len() {
-            self.best.write(&self.work, &self.words, &self.signature);
-            self.progress();
-        }
         !stopped
     }
 
@@ -399,7 +394,12 @@ impl Shrinker<'_> {
     /// depended on something besides the tree and the set. False then, or when
     /// told to stop.
     fn recheck(&mut self) -> bool {
-        match self.trial(Phase::Recheck, "the tree as it stands".into()) {
+        let again = Try {
+            what: "the tree as it stands".into(),
+            change: None,
+            words: self.words.clone(),
+        };
+        match self.attempt_one(Phase::Recheck, again) {
             Tried::Kept => true,
             Tried::Stop => false,
             Tried::Lost => {
@@ -410,20 +410,38 @@ impl Shrinker<'_> {
     }
 
     fn progress(&self) {
-        let size = output::size(&self.work, &self.words);
+        let size = output::size(self.work(), &self.words);
+        let set = FlagSet {
+            line: 0,
+            args: self.words.clone(),
+        };
         eprintln!(
             "eqcheck shrink: {} entries, {} bytes, set {}; {} of {} arm runs",
             size.entries,
             size.bytes,
-            FlagSet {
-                line: 0,
-                args: self.words.clone()
-            }
-            .label(),
+            set.label(),
             self.arm_runs,
             self.options.max_runs
         );
     }
+}
+
+/// `answers` for the tried chunks, with `Lost` put in at the `untried` places;
+/// answers cut short (a stop) stay cut short there.
+fn with_untried(answers: Vec<Tried>, untried: &[usize], total: usize) -> Vec<Tried> {
+    let mut answers = answers.into_iter();
+    let mut merged = Vec::with_capacity(total);
+    for i in 0..total {
+        if untried.contains(&i) {
+            merged.push(Tried::Lost);
+        } else {
+            match answers.next() {
+                Some(answer) => merged.push(answer),
+                None => break,
+            }
+        }
+    }
+    merged
 }
 
 /// A chunk as a step names it: its first paths, and how many more.

@@ -201,8 +201,9 @@ fn is_set_line(trimmed: &str) -> bool {
 impl Shrinker<'_> {
     /// Writes the result, rebuilds it from the spec and tries it there.
     pub(super) fn finish(mut self, before: Size) -> ShrinkReport {
-        self.best.write(&self.work, &self.words, &self.signature);
-        let after = size(&self.work, &self.words);
+        self.best
+            .write(&self.replicas[0], &self.words, &self.signature);
+        let after = size(&self.replicas[0], &self.words);
         let (reproduced, rebuilt_seen) = self.rebuilt();
         ShrinkReport {
             case: self.options.case_id.clone(),

@@ -1,13 +1,15 @@
 //! The simplifications after the entries are few: a folder that holds one entry
 //! replaced by that entry, files cut to nothing and then to one block, xattrs
-//! dropped, and long names made one letter. Each is a trial kept only when the difference holds;
-//! cuts and renames go by delta debugging over the candidates, so a tree whose
-//! every file may be cut takes one trial, not one per file.
+//! dropped, and long names made one letter. Each is a trial kept only when the
+//! difference holds; cuts, xattrs and renames go by delta debugging over the
+//! candidates, so a tree whose every file may be cut takes one trial, not one per
+//! file.
 
 use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::attempt::Change;
 use super::ddmin::{self, Tried};
 use super::tree::{short_name, Child, ONE_BLOCK};
 use super::{describe_chunk, Phase, Shrinker};
@@ -25,26 +27,20 @@ pub(super) fn all(s: &mut Shrinker) -> bool {
 /// untried.
 fn flatten(s: &mut Shrinker) -> bool {
     let mut tried: HashSet<PathBuf> = HashSet::new();
-    loop {
-        let Some((folder, child)) = next_single(s, &tried) else {
-            return true;
-        };
+    while let Some((folder, child)) = next_single(s, &tried) {
         tried.insert(folder.clone());
-        let undo = match s.work.flatten(&folder, &child) {
-            Ok(Some(undo)) => undo,
-            Ok(None) | Err(_) => continue,
-        };
         let what = format!("{} in the place of {}", child.display(), folder.display());
-        let result = s.trial(Phase::Flatten, what);
-        if s.settle(undo, result) == Tried::Stop {
+        let one = s.tree_try(what, Change::Flatten(folder, child));
+        if s.attempt_one(Phase::Flatten, one) == Tried::Stop {
             return false;
         }
     }
+    true
 }
 
 /// The first folder not tried yet that holds exactly one entry, with that entry.
 fn next_single(s: &Shrinker, tried: &HashSet<PathBuf>) -> Option<(PathBuf, PathBuf)> {
-    let all = s.work.all().ok()?;
+    let all = s.work().all().ok()?;
     all.iter()
         .filter(|c| c.is_dir && !tried.contains(&c.rel))
         .find_map(|folder| {
@@ -56,48 +52,61 @@ fn next_single(s: &Shrinker, tried: &HashSet<PathBuf>) -> Option<(PathBuf, PathB
         })
 }
 
+/// Delta debugging over `candidates`, each chunk tried changed by `change`.
+fn each_chunk(
+    s: &mut Shrinker,
+    phase: Phase,
+    candidates: Vec<PathBuf>,
+    how: &str,
+    change: &dyn Fn(Vec<PathBuf>) -> Change,
+) -> bool {
+    let jobs = s.jobs();
+    let (_, stopped) = ddmin::minimize_in_batches(candidates, jobs, &mut |chunks| {
+        let tries = (chunks.iter())
+            .map(|chunk| {
+                s.tree_try(
+                    format!("{} {how}", describe_chunk(chunk)),
+                    change(chunk.to_vec()),
+                )
+            })
+            .collect();
+        s.attempt(phase, tries)
+    });
+    !stopped
+}
+
 /// Files longer than `len`, cut to it.
 fn cut(s: &mut Shrinker, len: u64, phase: Phase) -> bool {
-    let Ok(all) = s.work.all() else {
+    let Ok(all) = s.work().all() else {
         return true;
     };
     let files: Vec<PathBuf> = (all.into_iter())
         .filter(|c| !c.is_dir)
         .map(|c| c.rel)
-        .filter(|rel| s.work.cuttable(rel, len))
+        .filter(|rel| s.work().cuttable(rel, len))
         .collect();
-    let (_, stopped) = ddmin::minimize(files, &mut |chunk| {
-        let undo = match s.work.cut(chunk, len) {
-            Ok(undo) => undo,
-            Err(_) => return Tried::Lost,
-        };
-        let what = format!("{} cut to {len} bytes", describe_chunk(chunk));
-        let result = s.trial(phase, what);
-        s.settle(undo, result)
-    });
-    !stopped
+    each_chunk(s, phase, files, &format!("cut to {len} bytes"), &|rels| {
+        Change::Cut(rels, len)
+    })
 }
 
 /// Entries with xattrs, without them.
 #[cfg(unix)]
 fn drop_xattrs(s: &mut Shrinker) -> bool {
-    let Ok(all) = s.work.all() else {
+    let Ok(all) = s.work().all() else {
         return true;
     };
     let marked: Vec<PathBuf> = (all.into_iter())
         .map(|c| c.rel)
-        .filter(|rel| s.work.has_xattrs(rel))
+        .filter(|rel| s.work().has_xattrs(rel))
         .collect();
-    let (_, stopped) = ddmin::minimize(marked, &mut |chunk| {
-        let undo = match s.work.drop_xattrs(chunk) {
-            Ok(undo) => undo,
-            Err(_) => return Tried::Lost,
-        };
-        let what = format!("{} without xattrs", describe_chunk(chunk));
-        let result = s.trial(Phase::DropXattrs, what);
-        s.settle(undo, result)
-    });
-    !stopped
+    each_chunk(
+        s,
+        Phase::DropXattrs,
+        marked,
+        "without xattrs",
+        &Change::DropXattrs,
+    )
 }
 
 /// Windows keeps no xattrs the builder makes.
@@ -111,18 +120,28 @@ fn drop_xattrs(_s: &mut Shrinker) -> bool {
 fn short_names(s: &mut Shrinker) -> bool {
     let mut folders = VecDeque::from([PathBuf::new()]);
     while let Some(folder) = folders.pop_front() {
-        let Ok(children) = s.work.children(&folder) else {
+        let Ok(children) = s.work().children(&folder) else {
             continue;
         };
         let long: Vec<Child> = (children.iter())
             .filter(|c| c.rel.file_name().is_some_and(|n| n.len() > 1))
             .cloned()
             .collect();
-        let (_, stopped) = ddmin::minimize(long, &mut |chunk| rename_chunk(s, &folder, chunk));
+        let jobs = s.jobs();
+        let (_, stopped) = ddmin::minimize_in_batches(long, jobs, &mut |chunks| {
+            let tries = (chunks.iter())
+                .map(|chunk| {
+                    let rels: Vec<PathBuf> = chunk.iter().map(|c| c.rel.clone()).collect();
+                    let what = format!("{} renamed short", describe_chunk(&rels));
+                    s.tree_try(what, Change::Rename(renames(s, &folder, chunk)))
+                })
+                .collect();
+            s.attempt(Phase::ShortNames, tries)
+        });
         if stopped {
             return false;
         }
-        let Ok(now) = s.work.children(&folder) else {
+        let Ok(now) = s.work().children(&folder) else {
             continue;
         };
         folders.extend(now.into_iter().filter(|c| c.is_dir).map(|c| c.rel));
@@ -130,12 +149,9 @@ fn short_names(s: &mut Shrinker) -> bool {
     true
 }
 
-/// One trial with every entry of `chunk` given a one-letter name its folder
-/// does not hold yet.
-fn rename_chunk(s: &mut Shrinker, folder: &std::path::Path, chunk: &[Child]) -> Tried {
-    let Ok(present) = s.work.children(folder) else {
-        return Tried::Lost;
-    };
+/// Each entry of `chunk` with a one-letter name its folder does not hold yet.
+fn renames(s: &Shrinker, folder: &Path, chunk: &[Child]) -> Vec<(PathBuf, PathBuf)> {
+    let present = s.work().children(folder).unwrap_or_default();
     let mut taken: Vec<OsString> = (present.iter())
         .filter_map(|c| c.rel.file_name().map(|n| n.to_os_string()))
         .collect();
@@ -145,12 +161,5 @@ fn rename_chunk(s: &mut Shrinker, folder: &std::path::Path, chunk: &[Child]) -> 
         taken.push(name.clone());
         renames.push((child.rel.clone(), folder.join(&name)));
     }
-    let undo = match s.work.rename(&renames) {
-        Ok(undo) => undo,
-        Err(_) => return Tried::Lost,
-    };
-    let rels: Vec<PathBuf> = chunk.iter().map(|c| c.rel.clone()).collect();
-    let what = format!("{} renamed short", describe_chunk(&rels));
-    let result = s.trial(Phase::ShortNames, what);
-    s.settle(undo, result)
+    renames
 }
