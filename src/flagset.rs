@@ -11,6 +11,7 @@
 //! operand = {tree}
 //! env.RUST_BACKTRACE = 0
 //! argv0 = dust
+//! shrink-common = no
 //! [sizes]
 //! (none)
 //! -b -a
@@ -103,6 +104,9 @@ pub struct FlagSetFile {
     /// The program name both arms run with (argv[0]), when the file sets one; else
     /// each arm runs with its program's file name.
     pub argv0: Option<String>,
+    /// `eqcheck shrink` may drop words of `common` too (`shrink-common = yes`);
+    /// by default they stay, as they often make the output comparable at all.
+    pub shrink_common: bool,
     pub groups: Vec<Group>,
     /// Normalizer rules in file order, which is the order they apply in.
     pub rules: Vec<Rule>,

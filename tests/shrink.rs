@@ -559,3 +559,54 @@ fn jobs_find_what_one_job_finds() {
     assert_eq!(set_three, set_one);
     assert!(runs <= 500, "{runs}");
 }
+
+#[test]
+fn common_words_go_only_where_the_flag_set_file_allows_it() {
+    let dir = temp_dir();
+    let when = "case \" $args \" in *' -a '*) true;; *) false;; esac";
+    let cand = candidate(dir.path(), when);
+    for (allow, expected) in [
+        ("yes", serde_json::json!([])),
+        ("no", serde_json::json!(["-c", "-b"])),
+    ] {
+        let sets = written(
+            dir.path(),
+            &format!("{allow}.sets"),
+            &format!("common = -c -b\nshrink-common = {allow}\n[g]\n-a -x\n"),
+        );
+        let out_dir = dir.path().join(allow);
+        let out = run([
+            "shrink",
+            "--tree",
+            "basic",
+            "--set",
+            "-a -x",
+            "--ref",
+            &reference(),
+            "--cand",
+            &cand,
+            "--flagsets",
+            &sets,
+            "--out",
+            &out_dir.to_string_lossy(),
+        ]);
+        assert_exit(&out, 0);
+        let report = shrink_report(&out_dir, &out);
+        assert_eq!(report["set_after"], serde_json::json!(["-a"]), "{out}");
+        assert_eq!(
+            report["common_after"], expected,
+            "shrink-common = {allow}\n{out}"
+        );
+        let sets_written = std::fs::read_to_string(out_dir.join("shrunk.sets")).unwrap();
+        let common_line = if allow == "yes" {
+            "common ="
+        } else {
+            "common = -c -b"
+        };
+        assert!(
+            sets_written.lines().any(|l| l.trim() == common_line),
+            "{sets_written}"
+        );
+        repro_differs(&out);
+    }
+}

@@ -7,7 +7,7 @@ use super::{FlagSet, FlagSetError, FlagSetFile, Group};
 use crate::normalize::{RuleDraft, RULE_KEYS};
 
 /// The keys of the file's header, besides `env.NAME`.
-const HEADER_KEYS: &[&str] = &["description", "common", "operand", "argv0"];
+const HEADER_KEYS: &[&str] = &["description", "common", "operand", "argv0", "shrink-common"];
 
 /// Parses a flag-set file's text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
@@ -45,6 +45,7 @@ impl Parser {
                 operand: vec![super::TREE_PLACEHOLDER.to_string()],
                 env: Vec::new(),
                 argv0: None,
+                shrink_common: false,
                 groups: Vec::new(),
                 rules: Vec::new(),
             },
@@ -346,6 +347,13 @@ fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), 
             Some(problem) => return Err(problem.into()),
             None => parsed.argv0 = Some(value),
         },
+        "shrink-common" => {
+            parsed.shrink_common = match value.as_str() {
+                "yes" => true,
+                "no" => false,
+                other => return Err(format!("`shrink-common` is yes or no, not `{other}`")),
+            }
+        }
         "common" | "operand" if starts_shell_comment(&value) => return Err(SHELL_COMMENT.into()),
         "common" => {
             parsed.common =

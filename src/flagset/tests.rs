@@ -30,7 +30,11 @@ fn malformed_files_name_the_line() {
     );
     assert_eq!(
         error_of("colour = red\n[g]\n-a\n"),
-        "x.sets:1: unknown key `colour` (description, common, operand, argv0, env.NAME)"
+        "x.sets:1: unknown key `colour` (description, common, operand, argv0, shrink-common, env.NAME)"
+    );
+    assert_eq!(
+        error_of("shrink-common = maybe\n[g]\n-a\n"),
+        "x.sets:1: `shrink-common` is yes or no, not `maybe`"
     );
     assert!(error_of("# nothing\n").contains("no `[group]`"));
 }

@@ -457,24 +457,24 @@ impl Trials {
         self.prepared.scratch.path()
     }
 
-    /// Runs `case` on the tree at `root`, each arm `runs` times, in the case
-    /// folder `dir`.
+    /// Runs `case` with `flag_sets` (the run's, or one whose `common` was cut) on
+    /// the tree `at` names, each arm `runs` times.
     pub fn run(
         &self,
         matrix: &Matrix,
-        tree: &str,
-        root: &Path,
+        flag_sets: &FlagSetFile,
+        at: &TrialAt,
         case: &PlannedCase,
-        dir: &Path,
         runs: usize,
     ) -> CaseOutcome {
+        let TrialAt { tree, root, dir } = *at;
         let (baseline, watch) = fingerprint_and_watch(root, matrix.guard);
         let guard = (matrix.guard.zip(watch))
             .map(|(depth, watch)| Guard::new(root, depth, &baseline, watch));
         let arms = Arms {
             reference: &self.prepared.reference,
             candidate: &self.prepared.candidate,
-            flag_sets: &matrix.flag_sets,
+            flag_sets,
             env: &self.prepared.env,
             runs: runs.max(1),
             launcher: &self.launcher,
@@ -490,6 +490,15 @@ impl Trials {
         guarded(guard.as_ref(), std::slice::from_mut(&mut outcome));
         outcome
     }
+}
+
+/// Where a trial runs: the tree's name as case ids give it, its root, and the
+/// trial's own case folder.
+#[derive(Clone, Copy)]
+pub(crate) struct TrialAt<'a> {
+    pub tree: &'a str,
+    pub root: &'a Path,
+    pub dir: &'a Path,
 }
 
 /// One tree as its cases see it.

@@ -11,6 +11,8 @@ use super::same_way::Judged;
 use super::tree::{Undo, WorkTree};
 use super::{count_runs, planned, Phase, Shrinker, StepRecord};
 use crate::cleanup;
+use crate::flagset::FlagSetFile;
+use crate::matrix::TrialAt;
 use crate::outcome::CaseOutcome;
 
 /// A change a trial makes to the tree, made alike on every replica.
@@ -26,11 +28,13 @@ pub(super) enum Change {
 }
 
 /// One trial to run: the change it makes (none when only the words change), the
-/// set's words it runs with, and how the steps name it.
+/// words it runs with, and how the steps name it.
 pub(super) struct Try {
     pub what: String,
     pub change: Option<Change>,
     pub words: Vec<String>,
+    /// The flag-set file's `common` words it runs with.
+    pub common: Vec<String>,
 }
 
 impl WorkTree {
@@ -119,14 +123,30 @@ impl Shrinker<'_> {
                     let case = planned(&self.tree, self.options, &t.words);
                     let dir = self.trials.scratch().join(format!("trial-{}", first + i));
                     let root = &self.replicas[i].root;
+                    let flag_sets = self.flag_sets_with(&t.common);
                     let (trials, matrix, tree) = (self.trials, self.matrix, &self.tree);
-                    Some(scope.spawn(move || trials.run(matrix, tree, root, &case, &dir, 1)))
+                    Some(scope.spawn(move || {
+                        let at = TrialAt {
+                            tree,
+                            root,
+                            dir: &dir,
+                        };
+                        trials.run(matrix, &flag_sets, &at, &case, 1)
+                    }))
                 })
                 .collect();
             (running.into_iter())
                 .map(|run| run.and_then(|r| r.join().ok()))
                 .collect()
         })
+    }
+
+    /// The run's flag-set file with `common` as its common words.
+    pub(super) fn flag_sets_with(&self, common: &[String]) -> FlagSetFile {
+        FlagSetFile {
+            common: common.to_vec(),
+            ..self.matrix.flag_sets.clone()
+        }
     }
 
     /// Each try's answer, and a step for each one that ran.
@@ -189,8 +209,13 @@ impl Shrinker<'_> {
             }
         }
         self.words = tries[k].words.clone();
-        self.best
-            .write(&self.replicas[0], &self.words, &self.signature);
+        self.common = tries[k].common.clone();
+        self.best.write(
+            &self.replicas[0],
+            &self.words,
+            &self.common,
+            &self.signature,
+        );
         self.progress();
         true
     }

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::flagset::FlagSet;
 use crate::matrix::plan::PlannedCase;
-use crate::matrix::{Matrix, MatrixError, Trials};
+use crate::matrix::{Matrix, MatrixError, TrialAt, Trials};
 use crate::outcome::CaseOutcome;
 use attempt::{Change, Try};
 use ddmin::Tried;
@@ -111,6 +111,8 @@ pub(crate) struct Shrinker<'a> {
     signature: Signature,
     masker: Masker,
     words: Vec<String>,
+    /// The flag-set file's `common` words as they stand.
+    common: Vec<String>,
     arm_runs: usize,
     steps: Vec<StepRecord>,
     stopped: Option<String>,
@@ -149,6 +151,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         signature,
         masker,
         words: options.set.args.clone(),
+        common: matrix.flag_sets.common.clone(),
         arm_runs: count_runs(&first),
         steps: Vec::new(),
         stopped: None,
@@ -212,7 +215,12 @@ fn first_runs(
 ) -> Result<CaseOutcome, ShrinkError> {
     let case = planned(tree, options, &options.set.args);
     let dir = trials.scratch().join("first");
-    Ok(trials.run(matrix, tree, root, &case, &dir, 2))
+    let at = TrialAt {
+        tree,
+        root,
+        dir: &dir,
+    };
+    Ok(trials.run(matrix, &matrix.flag_sets, &at, &case, 2))
 }
 
 /// For a folder given by path whose copy shows no difference: whether the folder
@@ -283,11 +291,12 @@ impl Shrinker<'_> {
     /// The phases in order; each ends early once a trial asks to stop. The
     /// subtrees go again when the set lost words, which may have needed entries.
     fn reduce(&mut self) {
-        let words_before = self.words.len();
+        let words_before = self.words.len() + self.common.len();
         if !self.subtrees() || !self.recheck() || !self.flags() {
             return;
         }
-        if self.words.len() < words_before && (!self.subtrees() || !self.recheck()) {
+        let words_after = self.words.len() + self.common.len();
+        if words_after < words_before && (!self.subtrees() || !self.recheck()) {
             return;
         }
         if simplify::all(self) {
@@ -310,6 +319,7 @@ impl Shrinker<'_> {
             what,
             change: Some(change),
             words: self.words.clone(),
+            common: self.common.clone(),
         }
     }
 
@@ -358,12 +368,22 @@ impl Shrinker<'_> {
         with_untried(answers, &untried, chunks.len())
     }
 
-    /// The set's words, minimized.
+    /// The set's words minimized, then the flag-set file's `common` words where the
+    /// file allows it (`shrink-common = yes`).
     fn flags(&mut self) -> bool {
-        if self.words.is_empty() {
+        self.minimize_words(WordList::Set)
+            && (!self.matrix.flag_sets.shrink_common || self.minimize_words(WordList::Common))
+    }
+
+    /// One list of words, minimized by delta debugging over their places.
+    fn minimize_words(&mut self, list: WordList) -> bool {
+        let original = match list {
+            WordList::Set => self.words.clone(),
+            WordList::Common => self.common.clone(),
+        };
+        if original.is_empty() {
             return true;
         }
-        let original = self.words.clone();
         let indexes: Vec<usize> = (0..original.len()).collect();
         let mut current = indexes.clone();
         let jobs = self.jobs();
@@ -371,13 +391,24 @@ impl Shrinker<'_> {
             let tries: Vec<Try> = (chunks.iter())
                 .map(|chunk| {
                     let dropped: Vec<&str> = chunk.iter().map(|&i| original[i].as_str()).collect();
+                    let left: Vec<String> = (current.iter())
+                        .filter(|i| !chunk.contains(i))
+                        .map(|&i| original[i].clone())
+                        .collect();
+                    let (words, common) = match list {
+                        WordList::Set => (left, self.common.clone()),
+                        WordList::Common => (self.words.clone(), left),
+                    };
+                    let what = format!(
+                        "without the {} word(s) {}",
+                        list.name(),
+                        shell_words::join(dropped)
+                    );
                     Try {
-                        what: format!("without the word(s) {}", shell_words::join(dropped)),
+                        what,
                         change: None,
-                        words: (current.iter())
-                            .filter(|i| !chunk.contains(i))
-                            .map(|&i| original[i].clone())
-                            .collect(),
+                        words,
+                        common,
                     }
                 })
                 .collect();
@@ -398,6 +429,7 @@ impl Shrinker<'_> {
             what: "the tree as it stands".into(),
             change: None,
             words: self.words.clone(),
+            common: self.common.clone(),
         };
         match self.attempt_one(Phase::Recheck, again) {
             Tried::Kept => true,
@@ -423,6 +455,22 @@ impl Shrinker<'_> {
             self.arm_runs,
             self.options.max_runs
         );
+    }
+}
+
+/// The word lists the flags phase shortens.
+#[derive(Clone, Copy)]
+enum WordList {
+    Set,
+    Common,
+}
+
+impl WordList {
+    fn name(self) -> &'static str {
+        match self {
+            WordList::Set => "set's",
+            WordList::Common => "common",
+        }
     }
 }
 

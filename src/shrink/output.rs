@@ -35,6 +35,10 @@ pub struct ShrinkReport {
     pub after: Size,
     pub set_before: Vec<String>,
     pub set_after: Vec<String>,
+    /// The flag-set file's `common` words, which go only where it says
+    /// `shrink-common = yes`.
+    pub common_before: Vec<String>,
+    pub common_after: Vec<String>,
     pub arm_runs: usize,
     pub max_runs: usize,
     /// Why the reduction ended before it was done, if it did.
@@ -118,8 +122,14 @@ impl BestSoFar {
 
     /// Writes the tree as it stands and the words as they stand; a failure is
     /// said once on stderr and the reduction goes on.
-    pub fn write(&mut self, work: &WorkTree, words: &[String], signature: &Signature) {
-        if let Err(err) = self.try_write(work, words, signature) {
+    pub fn write(
+        &mut self,
+        work: &WorkTree,
+        words: &[String],
+        common: &[String],
+        signature: &Signature,
+    ) {
+        if let Err(err) = self.try_write(work, words, common, signature) {
             eprintln!("eqcheck shrink: cannot write the result so far: {err}");
         }
     }
@@ -128,6 +138,7 @@ impl BestSoFar {
         &mut self,
         work: &WorkTree,
         words: &[String],
+        common: &[String],
         signature: &Signature,
     ) -> std::io::Result<()> {
         let size = size(work, words);
@@ -143,8 +154,16 @@ impl BestSoFar {
         self.approximations = described.approximations;
         std::fs::write(&self.spec, described.text)?;
         let sets = match &self.sets_text {
-            Some(text) => with_only_set(text, &self.group, self.set_line, words),
-            None => format!("[{}]\n{}\n", self.group, label(words)),
+            Some(text) => with_common(
+                &with_only_set(text, &self.group, self.set_line, words),
+                common,
+            ),
+            None => format!(
+                "common = {}\n[{}]\n{}\n",
+                shell_words::join(common),
+                self.group,
+                label(words)
+            ),
         };
         std::fs::write(&self.sets, sets)?;
         crate::cleanup::set_interrupt_note(format!(
@@ -193,6 +212,29 @@ pub(crate) fn with_only_set(text: &str, group: &str, line: usize, words: &[Strin
     out
 }
 
+/// The flag-set file's text with its `common` line saying `common`; one is added
+/// first when there is none and `common` is not empty.
+pub(crate) fn with_common(text: &str, common: &[String]) -> String {
+    let line = format!("common = {}", shell_words::join(common));
+    let is_common = |raw: &str| {
+        raw.trim()
+            .strip_prefix("common")
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    if !text.lines().any(is_common) {
+        return match common.is_empty() {
+            true => text.to_string(),
+            false => format!("{line}\n{text}"),
+        };
+    }
+    let mut out = String::new();
+    for raw in text.lines() {
+        out.push_str(if is_common(raw) { &line } else { raw });
+        out.push('\n');
+    }
+    out
+}
+
 /// A line of a group section that is a set (not a blank line or a comment).
 fn is_set_line(trimmed: &str) -> bool {
     !trimmed.is_empty() && !trimmed.starts_with('#')
@@ -201,8 +243,12 @@ fn is_set_line(trimmed: &str) -> bool {
 impl Shrinker<'_> {
     /// Writes the result, rebuilds it from the spec and tries it there.
     pub(super) fn finish(mut self, before: Size) -> ShrinkReport {
-        self.best
-            .write(&self.replicas[0], &self.words, &self.signature);
+        self.best.write(
+            &self.replicas[0],
+            &self.words,
+            &self.common,
+            &self.signature,
+        );
         let after = size(&self.replicas[0], &self.words);
         let (reproduced, rebuilt_seen) = self.rebuilt();
         ShrinkReport {
@@ -214,6 +260,8 @@ impl Shrinker<'_> {
             after,
             set_before: self.options.set.args.clone(),
             set_after: self.words.clone(),
+            common_before: self.matrix.flag_sets.common.clone(),
+            common_after: self.common.clone(),
             arm_runs: self.arm_runs,
             max_runs: self.options.max_runs,
             stopped: self.stopped.clone(),
@@ -247,7 +295,13 @@ impl Shrinker<'_> {
         self.masker.also(super::base_name(tree.path()));
         let case = planned(&self.tree, self.options, &self.words);
         let dir = self.trials.scratch().join("rebuilt");
-        let outcome = (self.trials).run(self.matrix, &self.tree, tree.path(), &case, &dir, 2);
+        let at = crate::matrix::TrialAt {
+            tree: &self.tree,
+            root: tree.path(),
+            dir: &dir,
+        };
+        let flag_sets = self.flag_sets_with(&self.common);
+        let outcome = (self.trials).run(self.matrix, &flag_sets, &at, &case, 2);
         self.arm_runs += super::count_runs(&outcome);
         match (self.signature).judge(&outcome, self.options.any_difference, &self.masker) {
             Judged::Same => (true, None),
@@ -284,4 +338,43 @@ pub fn repro_words(report: &ShrinkReport) -> Vec<String> {
 
 fn path_word(path: &Path) -> String {
     path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "description = d\ncommon = -P -c\n\n[a]\n-x\n# note\n-y -z\n[b]\n-x\n";
+
+    #[test]
+    fn the_group_keeps_only_the_reduced_set_and_the_rest_stays() {
+        let words = ["-y".to_string()];
+        let out = with_only_set(FILE, "a", 7, &words);
+        assert_eq!(
+            out,
+            "description = d\ncommon = -P -c\n\n[a]\n# note\n-y\n[b]\n-x\n"
+        );
+        let parsed = crate::flagset::parse("x.sets", &out).unwrap();
+        assert_eq!(parsed.groups[0].sets.len(), 1);
+        assert_eq!(parsed.groups[1].sets.len(), 1);
+        let none = with_only_set(FILE, "given", 0, &[]);
+        assert!(none.ends_with("\n[given]\n(none)\n"), "{none}");
+        crate::flagset::parse("x.sets", &none).unwrap();
+    }
+
+    #[test]
+    fn the_common_line_says_the_reduced_words() {
+        let out = with_common(FILE, &["-c".to_string()]);
+        assert!(out.contains("\ncommon = -c\n"), "{out}");
+        let emptied = with_common(FILE, &[]);
+        assert!(crate::flagset::parse("x.sets", &emptied)
+            .unwrap()
+            .common
+            .is_empty());
+        let added = with_common("[a]\n-x\n", &["-q".to_string()]);
+        assert_eq!(
+            crate::flagset::parse("x.sets", &added).unwrap().common,
+            ["-q"]
+        );
+    }
 }
