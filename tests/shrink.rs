@@ -610,3 +610,67 @@ fn common_words_go_only_where_the_flag_set_file_allows_it() {
         repro_differs(&out);
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_case_on_an_image_shrinks_there_and_leaves_no_loop_device() {
+    use crate::util::{skip_unless, Capability, Cmd};
+    if skip_unless(Capability::Root) || skip_unless(Capability::FileSystemImage("xfs")) {
+        return;
+    }
+    let dir = temp_dir();
+    let spec = written(
+        dir.path(),
+        "small.tree",
+        "generate files pkg count=300 size=0..2K\nfile deep/er/trigger size=10 mode=0444\n",
+    );
+    // The difference shows only on xfs: a copy anywhere else would not reproduce.
+    let when = "[ \"$(stat -f -c %T \"$tree\")\" = xfs ] && \
+                [ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
+    let cand = candidate(dir.path(), when);
+    let out_dir = dir.path().join("out");
+    let tmp = temp_dir();
+    let out = Cmd::new(eqcheck())
+        .args([
+            "shrink",
+            "--tree",
+            &spec,
+            "--fs",
+            "xfs",
+            "--set",
+            "-a",
+            "--ref",
+            &reference(),
+        ])
+        .args([
+            "--cand",
+            &cand,
+            "--flagsets",
+            "walk",
+            "--out",
+            &out_dir.to_string_lossy(),
+        ])
+        .args(["-j", "2"])
+        .env("TMPDIR", tmp.path())
+        .output();
+    assert_exit(&out, 0);
+    let report = shrink_report(&out_dir, &out);
+    assert_eq!(report["case"], "small@xfs:sizes:-a", "{out}");
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("--fs xfs"),
+        "{out}"
+    );
+    let loops = std::process::Command::new("losetup")
+        .arg("-a")
+        .output()
+        .unwrap();
+    let tmp_name = tmp.path().to_string_lossy().into_owned();
+    assert!(
+        !String::from_utf8_lossy(&loops.stdout).contains(&tmp_name),
+        "a loop device is left"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in the temp folder: {left:?}");
+}

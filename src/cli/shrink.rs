@@ -15,7 +15,8 @@ use crate::shrink::{ShrinkOptions, ShrinkReport};
 /// `eqcheck shrink`'s arguments.
 #[derive(Args, Debug)]
 pub(super) struct ShrinkArgs {
-    /// The case, by its id in a report: `TREE:GROUP:SET`. Or give --tree and --set.
+    /// The case, by its id in a report: `TREE:GROUP:SET`, or `TREE@FS:GROUP:SET` for
+    /// a tree on a file-system image. Or give --tree and --set (and --fs).
     #[arg(value_name = "CASE")]
     case: Option<String>,
     #[command(flatten)]
@@ -49,11 +50,12 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
         None => None,
     };
     if let Some(named) = &named {
-        if !args.subject.trees.is_empty() || args.set.is_some() {
-            let why = "give a case id, or --tree and --set, not both";
+        if !args.subject.trees.is_empty() || args.set.is_some() || args.subject.fs.is_some() {
+            let why = "give a case id, or --tree and --set (and --fs), not both";
             return Err(Failure::usage(anyhow::anyhow!(why)));
         }
         args.subject.trees = vec![named.tree.clone()];
+        args.subject.fs = named.fs.clone();
     }
     if args.subject.trees.len() != 1 {
         let why = "shrink takes one case: a case id, or one --tree and a --set";
@@ -63,15 +65,21 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
         let why = "-j: more than one job needs Unix, where each job's copy of the tree is made with cp -a";
         return Err(Failure::usage(anyhow::anyhow!(why)));
     }
-    if args.subject.fs.is_some() {
-        let why = "--fs: shrink builds its copy on the temp folder's file system only; shrink the case's native id";
-        return Err(Failure::usage(anyhow::anyhow!(why)));
-    }
     let mode = RunMode {
         self_check: false,
         as_root: args.subject.as_root,
     };
     let resolved = resolve_subject(&args.subject, given(&args.subject), mode, false, None)?;
+    let Some(source) = resolved
+        .matrix
+        .trees
+        .first()
+        .filter(|_| resolved.matrix.trees.len() == 1)
+    else {
+        let why = "--fs: shrink takes one file system";
+        return Err(Failure::usage(anyhow::anyhow!(why)));
+    };
+    let case_tree = source.name().to_string();
     let (group, set) = match (&named, &args.set) {
         (Some(named), _) => named.find(&resolved.matrix.flag_sets)?,
         (None, Some(words)) => by_words(&resolved.matrix.flag_sets, words)?,
@@ -81,7 +89,7 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
         }
     };
     let options = ShrinkOptions {
-        case_id: format!("{}:{group}:{}", args.subject.trees[0], set.label()),
+        case_id: format!("{case_tree}:{group}:{}", set.label()),
         group,
         set,
         max_runs: args.max_runs as usize,
@@ -102,9 +110,11 @@ pub(super) fn shrink(mut args: ShrinkArgs) -> Result<u8, Failure> {
     Ok(report.exit_code())
 }
 
-/// A case id as reports give it: `TREE:GROUP:SET`, the set as its label.
+/// A case id as reports give it: `TREE:GROUP:SET` or `TREE@FS:GROUP:SET`, the
+/// set as its label.
 struct CaseId {
     tree: String,
+    fs: Option<String>,
     group: String,
     set: String,
 }
@@ -116,11 +126,13 @@ impl CaseId {
         else {
             anyhow::bail!("case `{id}`: expected TREE:GROUP:SET, as a report's case ids are");
         };
-        if tree.contains('@') {
-            anyhow::bail!("case `{id}`: shrink builds its copy on the temp folder's file system only; shrink the case without `@FS`");
-        }
+        let (tree, fs) = match tree.rsplit_once('@') {
+            Some((tree, fs)) => (tree, Some(fs.to_string())),
+            None => (tree, None),
+        };
         Ok(CaseId {
             tree: tree.into(),
+            fs,
             group: group.into(),
             set: set.into(),
         })
@@ -174,6 +186,10 @@ fn repro(matrix: &crate::matrix::Matrix, args: &ShrinkArgs, report: &ShrinkRepor
         words.push(shell_words::join(&matrix.candidate.command));
     }
     let subject = &args.subject;
+    let fs = matrix.trees[0].file_system();
+    if fs != crate::fsimage::FileSystem::Native {
+        words.extend(["--fs".to_string(), fs.name().to_string()]);
+    }
     let passed: [(&str, Option<String>); 5] = [
         ("--as-user", subject.as_user.clone()),
         ("--ref-runner", subject.ref_runner.clone()),

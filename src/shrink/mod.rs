@@ -13,6 +13,7 @@
 //! `output.rs` the files written and the report.
 
 mod attempt;
+mod copies;
 mod ddmin;
 mod output;
 pub mod same_way;
@@ -126,10 +127,10 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         .trees
         .first()
         .ok_or_else(|| refused(options, "no tree"))?;
-    let copy = output::private_copy(source).map_err(|why| refused(options, &why))?;
     output::make_out(options)?;
     let trials = Trials::start(matrix)?;
-    let work = WorkTree::new(copy.path().to_path_buf(), holding_folder(&trials, 0)?);
+    let copy = copies::copy_of(source, &trials, 0).map_err(|why| refused(options, &why))?;
+    let work = WorkTree::new(copy.root().to_path_buf(), held(&copy, &trials, 0)?);
     let mut masker = Masker::new(entry_names(&work));
     masker.also(base_name(&work.root));
     let first = first_runs(matrix, &trials, options, source.name(), &work.root)?;
@@ -138,7 +139,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
             .unwrap_or_else(|| not_differing(options, &first)));
     };
     let before = output::size(&work, &options.set.args);
-    let (replicas, copies) = replicas(work, &trials, options, source.name())?;
+    let (replicas, copies) = replicas(work, &trials, options, source)?;
     for replica in &replicas[1..] {
         masker.also(base_name(&replica.root));
     }
@@ -164,37 +165,38 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
     Ok(report)
 }
 
-/// The copy, and a copy of it for each job beyond the first, each with a holding
-/// folder of its own; the extra copies are removed when the second value goes.
+/// The copy, and another for each job beyond the first, each with a holding
+/// folder of its own; the other copies go when the second value does.
 fn replicas(
     work: WorkTree,
     trials: &Trials,
     options: &ShrinkOptions,
-    name: &str,
-) -> Result<(Vec<WorkTree>, Vec<crate::fixtures::BuiltTree>), ShrinkError> {
+    source: &crate::matrix::TreeSource,
+) -> Result<(Vec<WorkTree>, Vec<copies::Copy>), ShrinkError> {
     let mut replicas = vec![work];
-    let mut copies = Vec::new();
+    let mut others = Vec::new();
     for job in 1..options.jobs.max(1) {
-        let copy = crate::fixtures::copy_temp(&replicas[0].root, name).map_err(|err| {
+        let copy = copies::copy_of(source, trials, job).map_err(|err| {
             refused(
                 options,
-                &format!("cannot copy the tree for job {}: {err}", job + 1),
+                &format!("cannot make the tree for job {}: {err}", job + 1),
             )
         })?;
-        let held = holding_folder(trials, job)?;
-        replicas.push(WorkTree::new(copy.path().to_path_buf(), held));
-        copies.push(copy);
+        replicas.push(WorkTree::new(
+            copy.root().to_path_buf(),
+            held(&copy, trials, job)?,
+        ));
+        others.push(copy);
     }
-    Ok((replicas, copies))
+    Ok((replicas, others))
 }
 
-fn holding_folder(trials: &Trials, job: usize) -> Result<PathBuf, ShrinkError> {
-    let held = trials.scratch().join(format!("held-{job}"));
-    std::fs::create_dir(&held).map_err(|source| ShrinkError::Io {
-        doing: format!("making {}", held.display()),
-        source,
-    })?;
-    Ok(held)
+fn held(copy: &copies::Copy, trials: &Trials, job: usize) -> Result<PathBuf, ShrinkError> {
+    copy.holding_folder(trials, job)
+        .map_err(|source| ShrinkError::Io {
+            doing: format!("making the holding folder of job {}", job + 1),
+            source,
+        })
 }
 
 fn refused(options: &ShrinkOptions, why: &str) -> ShrinkError {

@@ -11,9 +11,8 @@ use serde::Serialize;
 use super::same_way::{Judged, Signature};
 use super::tree::WorkTree;
 use super::{planned, refused, ShrinkOptions, Shrinker, StepRecord};
-use crate::fixtures::{self, describe, BuiltTree};
+use crate::fixtures::{self, describe};
 use crate::flagset::{FlagSet, FlagSetFile};
-use crate::matrix::TreeSource;
 
 /// A tree's size as the report gives it.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -64,20 +63,6 @@ impl ShrinkReport {
         } else {
             crate::exit::DIFFERENCES
         }
-    }
-}
-
-/// The copy the reduction works on: a spec's tree built afresh, or a copy of a
-/// folder; never the folder itself.
-pub(super) fn private_copy(source: &TreeSource) -> Result<BuiltTree, String> {
-    match source {
-        TreeSource::Spec(spec) => {
-            fixtures::build_temp(spec).map_err(|err| format!("cannot build the copy: {err}"))
-        }
-        TreeSource::Existing { path, name } => {
-            fixtures::copy_temp(path, name).map_err(|err| format!("cannot copy the tree: {err}"))
-        }
-        TreeSource::Image { name, .. } => Err(format!("{name} is on a file-system image, and shrink builds its copy on the temp folder's file system only: shrink the tree's native case")),
     }
 }
 
@@ -281,23 +266,24 @@ impl Shrinker<'_> {
         if crate::cleanup::interrupted() {
             return (false, Some("not tried: interrupted".into()));
         }
+        let source = &self.matrix.trees[0];
         let rebuilt = (crate::userfile::read_to_string(&self.best.spec))
             .map_err(|err| err.to_string())
             .and_then(|text| {
                 let file = self.best.spec.display().to_string();
                 fixtures::spec::parse(&file, &self.tree, &text).map_err(|e| e.to_string())
             })
-            .and_then(|spec| fixtures::build_temp(&spec).map_err(|e| e.to_string()));
+            .and_then(|spec| super::copies::rebuilt(source, &spec, self.trials));
         let tree = match rebuilt {
             Ok(tree) => tree,
             Err(err) => return (false, Some(format!("the spec does not build: {err}"))),
         };
-        self.masker.also(super::base_name(tree.path()));
+        self.masker.also(super::base_name(tree.root()));
         let case = planned(&self.tree, self.options, &self.words);
         let dir = self.trials.scratch().join("rebuilt");
         let at = crate::matrix::TrialAt {
             tree: &self.tree,
-            root: tree.path(),
+            root: tree.root(),
             dir: &dir,
         };
         let flag_sets = self.flag_sets_with(&self.common);
