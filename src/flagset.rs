@@ -94,6 +94,8 @@ pub struct Group {
 pub struct FlagSetFile {
     /// How errors and reports name the file.
     pub file: String,
+    /// The text it was parsed from, as read.
+    pub text: String,
     pub description: String,
     pub common: Vec<String>,
     /// The words that put the tree on the command line, after the set; `{tree}`
@@ -169,18 +171,6 @@ pub fn builtin_names() -> impl Iterator<Item = &'static str> {
 pub fn builtin(name: &str) -> Option<FlagSetFile> {
     let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
     Some(parse(&format!("flagsets/{name}.sets"), text).expect("built-in flag sets parse"))
-}
-
-/// The text a parsed flag-set file was read from: a built-in's own, else the
-/// file's as it is now.
-pub fn source_text(flag_sets: &FlagSetFile) -> std::io::Result<String> {
-    let builtin = (flag_sets.file.strip_prefix("flagsets/"))
-        .and_then(|f| f.strip_suffix(".sets"))
-        .and_then(|name| BUILTIN.iter().find(|(n, _)| *n == name));
-    match builtin {
-        Some((_, text)) => Ok(text.to_string()),
-        None => crate::userfile::read_to_string(Path::new(&flag_sets.file)),
-    }
 }
 
 /// Reads and parses a flag-set file from disk.

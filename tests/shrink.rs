@@ -674,3 +674,123 @@ fn a_case_on_an_image_shrinks_there_and_leaves_no_loop_device() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
     assert!(left.is_empty(), "left in the temp folder: {left:?}");
 }
+
+#[test]
+fn a_folder_time_the_difference_needs_survives_the_trials_around_it() {
+    let dir = temp_dir();
+    let spec = written(
+        dir.path(),
+        "timed.tree",
+        "dir old mtime=@1000000000\nfile old/x\nfile old/y\ngenerate files other count=40\n",
+    );
+    // Differs only while the folder `old` keeps its time from 2001.
+    let when = "[ -n \"$(find \"$tree\" -maxdepth 1 -name old ! -newermt 2005-01-01)\" ]";
+    let cand = candidate(dir.path(), when);
+    let out_dir = dir.path().join("out");
+    let out = run([
+        "shrink",
+        "--tree",
+        &spec,
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &cand,
+        "--flagsets",
+        "walk",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    let entries = entry_lines(&spec);
+    assert_eq!(entries.len(), 1, "{spec}");
+    assert!(
+        entries[0].starts_with("dir ") && entries[0].contains("mtime=@1000000000"),
+        "{spec}"
+    );
+}
+
+#[test]
+fn an_arm_that_changes_the_tree_stops_the_shrink_with_the_best_result_before_it() {
+    let dir = temp_dir();
+    let eq = shell_words::quote(&eqcheck().to_string_lossy()).into_owned();
+    // Without -b in its words the candidate writes into the tree.
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo c 1; exit 0; }}\nfor tree; do :; done\n\
+         case \" $* \" in *' -b '*) ;; *) touch \"$tree/junk\";; esac\n\
+         {eq} walk \"$@\" | sed '1s/^/X/'\n"
+    );
+    let cand = written(dir.path(), "candidate", &script);
+    crate::util::set_mode(Path::new(&cand), 0o755);
+    let out_dir = dir.path().join("out");
+    let mut args = vec![
+        "shrink".to_string(),
+        "basic:sizes:-a -b".into(),
+        "--ref".into(),
+        reference(),
+        "--cand".into(),
+        cand,
+        "--out".into(),
+        out_dir.to_string_lossy().into_owned(),
+    ];
+    args.extend(crate::util::as_root().iter().map(|s| s.to_string()));
+    let out = run(&args);
+    let report = shrink_report(&out_dir, &out);
+    let stopped = report["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("an arm changed the tree"), "{out}");
+    let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
+    assert!(
+        !spec.contains("junk"),
+        "what the arm wrote became part of the result:\n{spec}"
+    );
+    assert_eq!(
+        report["set_after"],
+        serde_json::json!(["-a", "-b"]),
+        "{out}"
+    );
+}
+
+#[test]
+fn results_of_an_earlier_shrink_are_never_read_and_out_may_not_be_inside_the_tree() {
+    let dir = temp_dir();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(out_dir.join("shrunk.tree"), "file stale\n").unwrap();
+    let out = run([
+        "shrink",
+        "basic:sizes:-a",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        !out_dir.join("shrunk.tree").exists(),
+        "an old result was left\n{out}"
+    );
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("f"), "x").unwrap();
+    let inside = tree.join("shrunk").to_string_lossy().into_owned();
+    let out = run([
+        "shrink",
+        "--tree",
+        &tree.to_string_lossy(),
+        "--set",
+        "-a",
+        "--flagsets",
+        "walk",
+        "--out",
+        &inside,
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is inside the tree"),
+        "{out}"
+    );
+    assert!(
+        !tree.join("shrunk").exists(),
+        "the tree was written to\n{out}"
+    );
+}

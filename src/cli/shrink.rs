@@ -190,7 +190,12 @@ fn repro(matrix: &crate::matrix::Matrix, args: &ShrinkArgs, report: &ShrinkRepor
     if fs != crate::fsimage::FileSystem::Native {
         words.extend(["--fs".to_string(), fs.name().to_string()]);
     }
-    let passed: [(&str, Option<String>); 5] = [
+    let guard = (subject.guard)
+        .and_then(|g| clap::ValueEnum::to_possible_value(&g).map(|v| v.get_name().to_string()));
+    let passed: [(&str, Option<String>); 8] = [
+        ("--timeout", subject.timeout.map(|t| t.to_string())),
+        ("--max-output", subject.max_output.clone()),
+        ("--guard", guard),
         ("--as-user", subject.as_user.clone()),
         ("--ref-runner", subject.ref_runner.clone()),
         ("--cand-runner", subject.cand_runner.clone()),
@@ -247,7 +252,7 @@ fn print(report: &ShrinkReport) {
     );
     println!("  differs in: {}", report.signature.streams.join(", "));
     println!(
-        "  arm runs: {} (at most {})",
+        "  arm runs: {} (the reduction may take {}; the last check's runs come on top)",
         report.arm_runs, report.max_runs
     );
     if let Some(why) = &report.stopped {

@@ -15,7 +15,9 @@ pub fn parse(file: &str, text: &str) -> Result<FlagSetFile, FlagSetError> {
     for (index, raw) in text.lines().enumerate() {
         parser.line(index + 1, raw.trim())?;
     }
-    parser.finish()
+    let mut parsed = parser.finish()?;
+    parsed.text = text.to_string();
+    Ok(parsed)
 }
 
 /// The section the next lines belong to.
@@ -40,6 +42,7 @@ impl Parser {
         Parser {
             parsed: FlagSetFile {
                 file: file.to_string(),
+                text: String::new(),
                 description: String::new(),
                 common: Vec::new(),
                 operand: vec![super::TREE_PLACEHOLDER.to_string()],

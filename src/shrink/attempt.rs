@@ -64,15 +64,25 @@ impl Shrinker<'_> {
         }
         let room = (self.options.max_runs - self.arm_runs) / 2;
         tries.truncate(room.min(self.replicas.len()));
-        let undos: Vec<Option<Undo>> = (tries.iter().enumerate())
+        let undos: Vec<Result<Undo, String>> = (tries.iter().enumerate())
             .map(|(i, t)| match &t.change {
-                None => Some(Undo::default()),
-                Some(change) => self.replicas[i].apply(change).ok().flatten(),
+                None => Ok(Undo::default()),
+                Some(change) => match self.replicas[i].apply(change) {
+                    Ok(Some(undo)) => Ok(undo),
+                    Ok(None) => Err("it does not apply here".into()),
+                    Err(err) => Err(err.to_string()),
+                },
             })
             .collect();
         let outcomes = self.run_all(&tries, &undos);
-        let mut answers = self.judge_all(phase, &tries, outcomes);
+        let mut answers = self.judge_all(phase, &tries, &undos, outcomes);
         let kept = answers.iter().position(|a| *a == Tried::Kept);
+        if answers.contains(&Tried::Stop) {
+            // An arm changed a copy: no change of this batch is kept, and the
+            // reduction ends with the best result written before it.
+            let _ = self.settle_all(&tries, undos, None);
+            return Vec::new();
+        }
         if let Some(k) = kept {
             // The caller's list drops the first kept chunk it is told of: it is
             // told of this one only, so the two cannot disagree.
@@ -114,12 +124,12 @@ impl Shrinker<'_> {
     }
 
     /// Runs each try whose change was made, on its replica, all at once.
-    fn run_all(&self, tries: &[Try], undos: &[Option<Undo>]) -> Vec<Option<CaseOutcome>> {
+    fn run_all(&self, tries: &[Try], undos: &[Result<Undo, String>]) -> Vec<Option<CaseOutcome>> {
         let first = self.steps.len() + 1;
         std::thread::scope(|scope| {
             let running: Vec<_> = (tries.iter().enumerate())
                 .map(|(i, t)| {
-                    undos[i].as_ref()?;
+                    undos[i].as_ref().ok()?;
                     let case = planned(&self.tree, self.options, &t.words);
                     let dir = self.trials.scratch().join(format!("trial-{}", first + i));
                     let root = &self.replicas[i].root;
@@ -149,43 +159,67 @@ impl Shrinker<'_> {
         }
     }
 
-    /// Each try's answer, and a step for each one that ran.
+    /// Each try's answer, and a step for each: what it saw, or why its change
+    /// could not be made. Only the first try whose difference held is kept; one
+    /// in which an arm changed the tree stops the reduction.
     fn judge_all(
         &mut self,
         phase: Phase,
         tries: &[Try],
+        undos: &[Result<Undo, String>],
         outcomes: Vec<Option<CaseOutcome>>,
     ) -> Vec<Tried> {
         let mut answers = Vec::new();
-        for (one, outcome) in tries.iter().zip(outcomes) {
-            let Some(outcome) = outcome else {
-                answers.push(Tried::Lost);
-                continue;
+        for ((one, undo), outcome) in tries.iter().zip(undos).zip(outcomes) {
+            let (answer, seen) = match (undo, outcome) {
+                (Err(why), _) => (
+                    Tried::Lost,
+                    Some(format!("the change could not be made: {why}")),
+                ),
+                (Ok(_), None) => (Tried::Lost, Some("the trial did not finish".into())),
+                (Ok(_), Some(outcome)) => self.judge_one(&outcome, &answers),
             };
-            self.arm_runs += count_runs(&outcome);
-            let judged =
-                (self.signature).judge(&outcome, self.options.any_difference, &self.masker);
-            let kept = judged == Judged::Same;
             self.steps.push(StepRecord {
                 trial: self.steps.len() + 1,
                 phase,
                 tried: one.what.clone(),
-                kept,
-                seen: match judged {
-                    Judged::Same => None,
-                    Judged::Other(seen) => Some(seen),
-                },
+                kept: answer == Tried::Kept,
+                seen,
             });
-            answers.push(if kept { Tried::Kept } else { Tried::Lost });
+            answers.push(answer);
         }
         answers
     }
 
+    /// One trial's answer, given the answers of the tries before it in its batch.
+    fn judge_one(&mut self, outcome: &CaseOutcome, before: &[Tried]) -> (Tried, Option<String>) {
+        self.arm_runs += count_runs(outcome);
+        if let crate::outcome::Verdict::TreeChanged { changes, .. } = &outcome.verdict {
+            let what = changes.first().cloned().unwrap_or_default();
+            self.dirty = true;
+            self.stopped.get_or_insert_with(|| format!("an arm changed the tree during a trial ({what}): the copy is no longer the tree the trials were judged on, so the reduction stops with the best result so far"));
+            return (Tried::Stop, Some("an arm changed the tree".into()));
+        }
+        match (self.signature).judge(outcome, self.options.any_difference, &self.masker) {
+            Judged::Same if before.contains(&Tried::Kept) => {
+                let why = "it held, but an earlier try of the same batch was kept";
+                (Tried::Lost, Some(why.into()))
+            }
+            Judged::Same => (Tried::Kept, None),
+            Judged::Other(seen) => (Tried::Lost, Some(seen)),
+        }
+    }
+
     /// Undoes every try but the kept one, whose change every other replica then
     /// makes too; false (and stopped, saying why) when a replica cannot follow.
-    fn settle_all(&mut self, tries: &[Try], undos: Vec<Option<Undo>>, kept: Option<usize>) -> bool {
+    fn settle_all(
+        &mut self,
+        tries: &[Try],
+        undos: Vec<Result<Undo, String>>,
+        kept: Option<usize>,
+    ) -> bool {
         for (i, undo) in undos.into_iter().enumerate() {
-            let Some(undo) = undo else { continue };
+            let Ok(undo) = undo else { continue };
             if Some(i) == kept {
                 self.replicas[i].forget(undo);
             } else if let Err(err) = undo.apply() {
@@ -210,7 +244,8 @@ impl Shrinker<'_> {
         }
         self.words = tries[k].words.clone();
         self.common = tries[k].common.clone();
-        self.best.write(
+        // A failure is said on stderr; the final write decides the result.
+        let _ = (self.best).write(
             &self.replicas[0],
             &self.words,
             &self.common,

@@ -117,6 +117,9 @@ pub(crate) struct Shrinker<'a> {
     arm_runs: usize,
     steps: Vec<StepRecord>,
     stopped: Option<String>,
+    /// An arm changed a copy: the copies are no longer the best result, which
+    /// is what was last written.
+    dirty: bool,
     /// Written at every kept step, so an interrupt leaves the best so far.
     best: output::BestSoFar,
 }
@@ -127,7 +130,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         .trees
         .first()
         .ok_or_else(|| refused(options, "no tree"))?;
-    output::make_out(options)?;
+    output::make_out(options, source)?;
     let trials = Trials::start(matrix)?;
     let copy = copies::copy_of(source, &trials, 0).map_err(|why| refused(options, &why))?;
     let work = WorkTree::new(copy.root().to_path_buf(), held(&copy, &trials, 0)?);
@@ -156,6 +159,7 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
         arm_runs: count_runs(&first),
         steps: Vec::new(),
         stopped: None,
+        dirty: false,
         best: output::BestSoFar::new(options, &matrix.flag_sets),
     };
     shrinker.reduce();

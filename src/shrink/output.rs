@@ -13,6 +13,7 @@ use super::tree::WorkTree;
 use super::{planned, refused, ShrinkOptions, Shrinker, StepRecord};
 use crate::fixtures::{self, describe};
 use crate::flagset::{FlagSet, FlagSetFile};
+use crate::matrix::TreeSource;
 
 /// A tree's size as the report gives it.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -90,6 +91,8 @@ pub(super) struct BestSoFar {
     set_line: usize,
     sets_text: Option<String>,
     approximations: Vec<String>,
+    /// The size of what was last written, if anything was.
+    written: Option<Size>,
 }
 
 impl BestSoFar {
@@ -100,23 +103,27 @@ impl BestSoFar {
             case: options.case_id.clone(),
             group: options.group.clone(),
             set_line: options.set.line,
-            sets_text: crate::flagset::source_text(flag_sets).ok(),
+            sets_text: Some(flag_sets.text.clone()),
             approximations: Vec::new(),
+            written: None,
         }
     }
 
     /// Writes the tree as it stands and the words as they stand; a failure is
-    /// said once on stderr and the reduction goes on.
+    /// said on stderr and the reduction goes on, and is returned.
     pub fn write(
         &mut self,
         work: &WorkTree,
         words: &[String],
         common: &[String],
         signature: &Signature,
-    ) {
-        if let Err(err) = self.try_write(work, words, common, signature) {
-            eprintln!("eqcheck shrink: cannot write the result so far: {err}");
-        }
+    ) -> Result<(), String> {
+        self.try_write(work, words, common, signature)
+            .map_err(|err| {
+                let said = format!("cannot write the result: {err}");
+                eprintln!("eqcheck shrink: {said}");
+                said
+            })
     }
 
     fn try_write(
@@ -137,7 +144,7 @@ impl BestSoFar {
         );
         let described = describe::describe(&work.root, &header)?;
         self.approximations = described.approximations;
-        std::fs::write(&self.spec, described.text)?;
+        write_whole(&self.spec, &described.text)?;
         let sets = match &self.sets_text {
             Some(text) => with_common(
                 &with_only_set(text, &self.group, self.set_line, words),
@@ -150,7 +157,8 @@ impl BestSoFar {
                 label(words)
             ),
         };
-        std::fs::write(&self.sets, sets)?;
+        write_whole(&self.sets, &sets)?;
+        self.written = Some(size);
         crate::cleanup::set_interrupt_note(format!(
             "eqcheck shrink: the smallest case so far ({} entries, set {}) is in {} and {}",
             size.entries,
@@ -160,6 +168,15 @@ impl BestSoFar {
         ));
         Ok(())
     }
+}
+
+/// Writes `text` to a temp file beside `path` and renames it over `path`, so an
+/// interrupt leaves the last whole version, never half of one.
+fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".partial");
+    std::fs::write(&temp, text)?;
+    std::fs::rename(&temp, path)
 }
 
 fn label(words: &[String]) -> String {
@@ -228,14 +245,23 @@ fn is_set_line(trimmed: &str) -> bool {
 impl Shrinker<'_> {
     /// Writes the result, rebuilds it from the spec and tries it there.
     pub(super) fn finish(mut self, before: Size) -> ShrinkReport {
-        self.best.write(
-            &self.replicas[0],
-            &self.words,
-            &self.common,
-            &self.signature,
-        );
-        let after = size(&self.replicas[0], &self.words);
-        let (reproduced, rebuilt_seen) = self.rebuilt();
+        let written = match self.dirty {
+            // The copies hold what an arm wrote: the last result written stands.
+            true => (self.best.written)
+                .map(|_| ())
+                .ok_or_else(|| "no result was written before an arm changed the tree".to_string()),
+            false => (self.best).write(
+                &self.replicas[0],
+                &self.words,
+                &self.common,
+                &self.signature,
+            ),
+        };
+        let after = (self.best.written).unwrap_or_else(|| size(&self.replicas[0], &self.words));
+        let (reproduced, rebuilt_seen) = match written {
+            Ok(()) => self.rebuilt(),
+            Err(err) => (false, Some(err)),
+        };
         ShrinkReport {
             case: self.options.case_id.clone(),
             group: self.options.group.clone(),
@@ -286,7 +312,11 @@ impl Shrinker<'_> {
             root: tree.root(),
             dir: &dir,
         };
-        let flag_sets = self.flag_sets_with(&self.common);
+        // What was written is what is tried: the flag-set file as read back.
+        let flag_sets = match self.written_flag_sets() {
+            Ok(flag_sets) => flag_sets,
+            Err(err) => return (false, Some(err)),
+        };
         let outcome = (self.trials).run(self.matrix, &flag_sets, &at, &case, 2);
         self.arm_runs += super::count_runs(&outcome);
         match (self.signature).judge(&outcome, self.options.any_difference, &self.masker) {
@@ -296,17 +326,65 @@ impl Shrinker<'_> {
     }
 }
 
-/// Refuses a result folder that is a file.
-pub(super) fn make_out(options: &ShrinkOptions) -> Result<(), super::ShrinkError> {
-    std::fs::create_dir_all(&options.out).map_err(|err| {
+impl Shrinker<'_> {
+    /// `shrunk.sets` as written, with the reduced set in its group.
+    fn written_flag_sets(&self) -> Result<FlagSetFile, String> {
+        let path = &self.best.sets;
+        let text = crate::userfile::read_to_string(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let parsed =
+            crate::flagset::parse(&path.display().to_string(), &text).map_err(|e| e.to_string())?;
+        let holds = (parsed.groups.iter())
+            .find(|g| g.name == self.options.group)
+            .is_some_and(|g| g.sets.iter().any(|set| set.args == self.words));
+        match holds && parsed.common == self.common {
+            true => Ok(parsed),
+            false => Err(format!(
+                "{} does not hold the reduced set in group `{}`",
+                path.display(),
+                self.options.group
+            )),
+        }
+    }
+}
+
+/// Makes the result folder, with no result of an earlier shrink left in it, so
+/// nothing read at the end can be older than this run. A folder inside a tree
+/// given by path is refused: the tree is never written to.
+pub(super) fn make_out(
+    options: &ShrinkOptions,
+    source: &TreeSource,
+) -> Result<(), super::ShrinkError> {
+    let cannot = |err: std::io::Error| {
+        let out = options.out.display();
         refused(
             options,
-            &format!(
-                "cannot make the result folder {}: {err}",
-                options.out.display()
-            ),
+            &format!("cannot make the result folder {out}: {err}"),
         )
-    })
+    };
+    if let TreeSource::Existing { path, .. } = source {
+        let tree = std::fs::canonicalize(path).map_err(cannot)?;
+        if nearest_existing(&options.out).is_some_and(|out| out.starts_with(&tree)) {
+            let why = format!("--out {} is inside the tree {}, which is only read: give --out a folder outside it", options.out.display(), path.display());
+            return Err(refused(options, &why));
+        }
+    }
+    std::fs::create_dir_all(&options.out).map_err(cannot)?;
+    for name in ["shrunk.tree", "shrunk.sets", "shrink.json"] {
+        match std::fs::remove_file(options.out.join(name)) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(cannot(err)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The path, or its nearest ancestor that exists, made absolute.
+fn nearest_existing(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    absolute
+        .ancestors()
+        .find_map(|a| std::fs::canonicalize(a).ok())
 }
 
 /// The repro line's own words: the spec and the flag-set file in place of the

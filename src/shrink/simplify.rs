@@ -157,7 +157,18 @@ fn renames(s: &Shrinker, folder: &Path, chunk: &[Child]) -> Vec<(PathBuf, PathBu
         .collect();
     let mut renames = Vec::new();
     for child in chunk {
-        let name = short_name(&taken, 0);
+        // Asked of the disk too: on a file system that folds case, `a` is taken
+        // by `A`, and a rename onto it would replace that entry.
+        let mut index = 0;
+        let name = loop {
+            let name = short_name(&taken, index);
+            let on_disk = s.work().root.join(folder).join(&name);
+            if std::fs::symlink_metadata(&on_disk).is_err() {
+                break name;
+            }
+            taken.push(name);
+            index += 1;
+        };
         taken.push(name.clone());
         renames.push((child.rel.clone(), folder.join(&name)));
     }

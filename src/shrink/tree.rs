@@ -123,7 +123,9 @@ impl WorkTree {
         let Ok(meta) = fs::symlink_metadata(self.path(rel)) else {
             return false;
         };
-        meta.is_file() && meta.len() > len && allocated(&meta) <= LARGEST_CUT
+        // A file with holes is left whole: putting it back would fill them in.
+        let holes = allocated(&meta) + ONE_BLOCK < meta.len();
+        meta.is_file() && meta.len() > len && allocated(&meta) <= LARGEST_CUT && !holes
     }
 
     /// Replaces the folder `rel`, which holds only `child`, by that child under
@@ -188,13 +190,17 @@ impl WorkTree {
             let path = self.path(rel);
             let saved =
                 crate::fixtures::describe::xattrs_of(&path).map_err(|e| with_path(e, &path))?;
+            // Recorded first: a removal that fails half way puts back all of them.
+            undo.steps.push(Step::Xattrs {
+                path: path.clone(),
+                saved: saved.clone(),
+            });
             for (name, _) in &saved {
                 if let Err(err) = rustix::fs::lremovexattr(&path, name.as_slice()) {
                     let _ = undo.apply();
                     return Err(with_path(err.into(), &path));
                 }
             }
-            undo.steps.push(Step::Xattrs { path, saved });
         }
         Ok(undo)
     }
@@ -213,9 +219,16 @@ impl WorkTree {
                 Step::Cut { kept, .. } => kept,
                 Step::Xattrs { .. } => continue,
             };
-            if gone.starts_with(&self.held) {
-                let _ = crate::cleanup::remove_tree(&gone);
+            if !gone.starts_with(&self.held) {
+                continue;
             }
+            // remove_tree takes folders only; a held file, link or FIFO goes by
+            // itself.
+            let is_folder = fs::symlink_metadata(&gone).is_ok_and(|m| m.is_dir());
+            let _ = match is_folder {
+                true => crate::cleanup::remove_tree(&gone),
+                false => fs::remove_file(&gone),
+            };
         }
     }
 }
@@ -305,39 +318,113 @@ fn allocated(meta: &fs::Metadata) -> u64 {
     meta.len()
 }
 
-/// Renames `from` to `to`; where a folder's mode forbids it (not as root), the
-/// folders on both sides are opened for the move and given their modes back.
+/// Renames `from` to `to`, the folders on both sides keeping their mtimes (a
+/// folder's time may be what a difference hangs on, and a trial that moved
+/// something through it must leave it as it was). Where a mode forbids the move
+/// (not as root), the folders on both sides, and a moved folder itself (whose
+/// `..` changes), are opened for it and given their modes back.
 fn rename_in(from: &Path, to: &Path) -> io::Result<()> {
-    match fs::rename(from, to) {
+    let parents: Vec<&Path> = [from.parent(), to.parent()].into_iter().flatten().collect();
+    let times: Vec<(&Path, Option<std::time::SystemTime>)> = (parents.iter())
+        .map(|p| (*p, fs::metadata(p).and_then(|m| m.modified()).ok()))
+        .collect();
+    let renamed = match fs::rename(from, to) {
         Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
-            let parents: Vec<&Path> = [from.parent(), to.parent()].into_iter().flatten().collect();
-            with_parents_open(&parents, || fs::rename(from, to))
+            with_folders_open(&parents, from, to, || fs::rename(from, to))
         }
         other => other,
+    };
+    for (parent, time) in times {
+        if let Some(time) = time {
+            let _ = set_folder_mtime(parent, time);
+        }
     }
+    renamed
+}
+
+/// Sets a folder's mtime by its path, its atime left as it is: the folder need
+/// not be readable, only owned (or root's).
+#[cfg(unix)]
+fn set_folder_mtime(folder: &Path, time: std::time::SystemTime) -> io::Result<()> {
+    use rustix::fs::{Timespec, Timestamps, UTIME_OMIT};
+    let since = time.duration_since(std::time::UNIX_EPOCH);
+    let (tv_sec, tv_nsec) = match since {
+        Ok(after) => (after.as_secs() as i64, i64::from(after.subsec_nanos())),
+        Err(before) => {
+            let d = before.duration();
+            let nanos = i64::from(d.subsec_nanos());
+            match nanos {
+                0 => (-(d.as_secs() as i64), 0),
+                _ => (-(d.as_secs() as i64) - 1, 1_000_000_000 - nanos),
+            }
+        }
+    };
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec,
+            tv_nsec: tv_nsec as _,
+        },
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        folder,
+        &times,
+        rustix::fs::AtFlags::empty(),
+    )?;
+    Ok(())
+}
+
+/// Windows opens no folder as a file here: its folders keep the time the move gives.
+#[cfg(not(unix))]
+fn set_folder_mtime(_folder: &Path, _time: std::time::SystemTime) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(unix)]
-fn with_parents_open(parents: &[&Path], rename: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+fn with_folders_open(
+    parents: &[&Path],
+    from: &Path,
+    to: &Path,
+    rename: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    let mode_of =
+        |p: &Path| fs::symlink_metadata(p).map(|m| (m.is_dir(), m.permissions().mode() & 0o7777));
     let mut opened: Vec<(PathBuf, u32)> = Vec::new();
     for parent in parents {
-        let mode = fs::metadata(parent)?.permissions().mode() & 0o7777;
+        let (_, mode) = mode_of(parent)?;
         if mode & 0o300 != 0o300 && !opened.iter().any(|(p, _)| p == parent) {
             fs::set_permissions(parent, fs::Permissions::from_mode(mode | 0o300))?;
             opened.push((parent.to_path_buf(), mode));
         }
     }
+    let moved = match mode_of(from)? {
+        (true, mode) if mode & 0o200 == 0 => {
+            fs::set_permissions(from, fs::Permissions::from_mode(mode | 0o200))?;
+            Some(mode)
+        }
+        _ => None,
+    };
     let renamed = rename();
-    for (parent, mode) in opened {
+    if let Some(mode) = moved {
+        let now = if renamed.is_ok() { to } else { from };
+        fs::set_permissions(now, fs::Permissions::from_mode(mode))?;
+    }
+    for (parent, mode) in opened.into_iter().rev() {
         fs::set_permissions(&parent, fs::Permissions::from_mode(mode))?;
     }
     renamed
 }
 
 #[cfg(not(unix))]
-fn with_parents_open(
+fn with_folders_open(
     _parents: &[&Path],
+    _from: &Path,
+    _to: &Path,
     rename: impl FnOnce() -> io::Result<()>,
 ) -> io::Result<()> {
     rename()
