@@ -27,6 +27,48 @@ fn reference() -> String {
     format!("{} walk", shell_words::quote(&eqcheck().to_string_lossy()))
 }
 
+/// `eqcheck shrink` of the case `case` names (`--tree`, `--set`), the walk
+/// reference against `cand`, with the walk flag-set file, results into `out_dir`.
+fn shrink_walk(case: &[&str], cand: &str, out_dir: &Path) -> Output {
+    let (reference, out) = (reference(), out_dir.to_string_lossy().into_owned());
+    let mut args = vec![
+        "shrink",
+        "--ref",
+        &reference,
+        "--cand",
+        cand,
+        "--flagsets",
+        "walk",
+    ];
+    args.extend(["--out", &out]);
+    args.extend(case);
+    run(args)
+}
+
+/// A folder `tree` in `dir` holding `other` and `WHERE/trigger` with mode 444.
+fn folder_with_trigger(dir: &Path, place: &str) -> std::path::PathBuf {
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join(place)).unwrap();
+    let trigger = tree.join(place).join("trigger");
+    std::fs::write(&trigger, "x").unwrap();
+    crate::util::set_mode(&trigger, 0o444);
+    std::fs::write(tree.join("other"), "y").unwrap();
+    tree
+}
+
+/// A file the arms can write, whoever they run as, for a double that counts its runs.
+fn counter_file(dir: &Path) -> String {
+    let shared = dir.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    crate::util::set_mode(&shared, 0o777);
+    shared.join("counter").to_string_lossy().into_owned()
+}
+
+fn assert_nothing_left(tmp: &Path, said: &str) {
+    let left: Vec<_> = std::fs::read_dir(tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in the temp folder: {left:?}\n{said}");
+}
+
 /// The JSON the shrink wrote into `out`.
 fn shrink_report(out_dir: &Path, out: &Output) -> serde_json::Value {
     let text = std::fs::read_to_string(out_dir.join("shrink.json"))
@@ -46,21 +88,7 @@ fn a_mode_444_trigger_in_18000_entries_shrinks_to_the_file_alone_within_200_runs
     let dir = temp_dir();
     let (spec, cand) = trigger_case(dir.path());
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        &spec,
-        "--set",
-        "-a -b",
-        "--ref",
-        &reference(),
-        "--cand",
-        &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+    let out = shrink_walk(&["--tree", &spec, "--set", "-a -b"], &cand, &out_dir);
     assert_exit(&out, 0);
     let report = shrink_report(&out_dir, &out);
     let runs = report["arm_runs"].as_u64().unwrap();
@@ -131,11 +159,7 @@ fn a_difference_that_needs_two_flags_keeps_exactly_those_two() {
 #[test]
 fn a_flaky_case_is_refused_with_a_pointer_to_runs() {
     let dir = temp_dir();
-    // The arms may run as another user, who must be able to write the counter.
-    let shared = dir.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    crate::util::set_mode(&shared, 0o777);
-    let counter = shared.join("counter").to_string_lossy().into_owned();
+    let counter = counter_file(dir.path());
     let out = run([
         "shrink",
         "--tree",
@@ -241,38 +265,19 @@ fn an_interrupt_keeps_the_best_result_so_far_and_says_where() {
         kept.contains("trigger"),
         "the best so far lost its cause:\n{kept}"
     );
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
-    assert!(left.is_empty(), "temp folders left: {left:?}\n{said}");
+    assert_nothing_left(tmp.path(), &said);
 }
 
 #[test]
 fn a_difference_that_stops_showing_midway_ends_with_the_best_so_far_and_why() {
     let dir = temp_dir();
-    // The arms may run as another user, who must be able to write the counter.
-    let shared = dir.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    crate::util::set_mode(&shared, 0o777);
-    let counter = shared.join("counter").to_string_lossy().into_owned();
+    let counter = counter_file(dir.path());
     let when = format!(
         "n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; [ $n -le 6 ]"
     );
     let cand = candidate(dir.path(), &when);
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        "basic",
-        "--set",
-        "-a",
-        "--ref",
-        &reference(),
-        "--cand",
-        &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+    let out = shrink_walk(&["--tree", "basic", "--set", "-a"], &cand, &out_dir);
     assert_exit(&out, 1);
     let report = shrink_report(&out_dir, &out);
     let stopped = report["stopped"].as_str().unwrap_or_default();
@@ -284,10 +289,7 @@ fn a_difference_that_stops_showing_midway_ends_with_the_best_so_far_and_why() {
 #[test]
 fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
     let dir = temp_dir();
-    let tree = dir.path().join("tree");
-    std::fs::create_dir_all(tree.join("a/b")).unwrap();
-    std::fs::write(tree.join("a/b/trigger"), "x").unwrap();
-    crate::util::set_mode(&tree.join("a/b/trigger"), 0o444);
+    let tree = folder_with_trigger(dir.path(), "a/b");
     std::fs::write(tree.join("a/other"), "y").unwrap();
     let xattr = set_note(&tree.join("a/b/trigger"));
     let listing = |root: &Path| -> Vec<String> {
@@ -314,21 +316,11 @@ fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
     let when = "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
     let cand = candidate(dir.path(), when);
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        &tree.to_string_lossy(),
-        "--set",
-        "-a",
-        "--ref",
-        &reference(),
-        "--cand",
+    let out = shrink_walk(
+        &["--tree", &tree.to_string_lossy(), "--set", "-a"],
         &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+        &out_dir,
+    );
     assert_exit(&out, 0);
     assert_eq!(
         listing(&tree),
@@ -422,21 +414,11 @@ fn a_result_that_does_not_hold_on_a_fresh_build_is_said_so() {
     std::fs::write(tree.join("small.txt"), "b").unwrap();
     let cand = candidate(dir.path(), "grep -rq MAGIC \"$tree\"");
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        &tree.to_string_lossy(),
-        "--set",
-        "-a",
-        "--ref",
-        &reference(),
-        "--cand",
+    let out = shrink_walk(
+        &["--tree", &tree.to_string_lossy(), "--set", "-a"],
         &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+        &out_dir,
+    );
     assert_exit(&out, 1);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("did NOT differ the same way"), "{out}");
@@ -448,21 +430,7 @@ fn a_difference_no_entry_causes_leaves_one_entry_that_still_builds() {
     let dir = temp_dir();
     let cand = candidate(dir.path(), "true");
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        "basic",
-        "--set",
-        "-a",
-        "--ref",
-        &reference(),
-        "--cand",
-        &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+    let out = shrink_walk(&["--tree", "basic", "--set", "-a"], &cand, &out_dir);
     assert_exit(&out, 0);
     let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
     assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
@@ -472,11 +440,7 @@ fn a_difference_no_entry_causes_leaves_one_entry_that_still_builds() {
 #[test]
 fn a_walker_that_prints_the_root_folder_name_still_reproduces_on_a_fresh_build() {
     let dir = temp_dir();
-    let tree = dir.path().join("tree");
-    std::fs::create_dir_all(tree.join("a")).unwrap();
-    std::fs::write(tree.join("a/trigger"), "x").unwrap();
-    crate::util::set_mode(&tree.join("a/trigger"), 0o444);
-    std::fs::write(tree.join("other"), "y").unwrap();
+    let tree = folder_with_trigger(dir.path(), "a");
     // Both print the tree root's own name, as dust does; the candidate marks it
     // when the trigger is there.
     let script = |name: &str, mark: &str| {
@@ -671,8 +635,7 @@ fn a_case_on_an_image_shrinks_there_and_leaves_no_loop_device() {
         !String::from_utf8_lossy(&loops.stdout).contains(&tmp_name),
         "a loop device is left"
     );
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
-    assert!(left.is_empty(), "left in the temp folder: {left:?}");
+    assert_nothing_left(tmp.path(), "");
 }
 
 #[test]
@@ -687,21 +650,7 @@ fn a_folder_time_the_difference_needs_survives_the_trials_around_it() {
     let when = "[ -n \"$(find \"$tree\" -maxdepth 1 -name old ! -newermt 2005-01-01)\" ]";
     let cand = candidate(dir.path(), when);
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "--tree",
-        &spec,
-        "--set",
-        "-a",
-        "--ref",
-        &reference(),
-        "--cand",
-        &cand,
-        "--flagsets",
-        "walk",
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+    let out = shrink_walk(&["--tree", &spec, "--set", "-a"], &cand, &out_dir);
     assert_exit(&out, 0);
     let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
     let entries = entry_lines(&spec);
