@@ -28,6 +28,7 @@ mod run;
 mod runners;
 mod shards;
 mod shrink;
+mod shrink_limits;
 mod trust;
 mod util;
 mod verdicts;
