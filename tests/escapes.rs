@@ -318,6 +318,7 @@ fn a_control_group_alone_ends_a_process_that_left_its_session_and_its_parent() {
     if skip_unless(Capability::ControlGroups) || skip_unless(Capability::Program("setsid")) {
         return;
     }
+    let _one_at_a_time = crate::util::in_process_cgroups();
     let container = eqcheck::sweep::Container::make().expect("a group");
     let folder = container.folder().to_path_buf();
     let mut command = std::process::Command::new("sh");
@@ -346,6 +347,7 @@ fn a_group_left_by_a_killed_keeper_is_removed_by_the_next() {
     if skip_unless(Capability::ControlGroups) {
         return;
     }
+    let _one_at_a_time = crate::util::in_process_cgroups();
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     gone.wait().unwrap();
     let probe = eqcheck::sweep::Container::make().expect("a group");

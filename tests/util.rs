@@ -25,6 +25,8 @@ mod skip;
 
 #[cfg(unix)]
 pub use random_tree::random_tree;
+#[cfg(target_os = "linux")]
+pub use skip::in_process_cgroups;
 pub use skip::{skip_unless, Capability, Mount};
 
 /// A run that has not ended by then is killed and fails its test. A safety net

@@ -60,6 +60,15 @@ pub enum Capability<'a> {
     FileSystemImage(&'a str),
 }
 
+/// Held while this test process makes its own control groups: they are named by
+/// its pid, so two tests (or a test and the probe above) making one at once would
+/// find the name taken.
+#[cfg(target_os = "linux")]
+pub fn in_process_cgroups() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Capability<'_> {
     fn is_present(&self) -> bool {
         match *self {
@@ -82,7 +91,10 @@ impl Capability<'_> {
             }
             Capability::Program(name) => on_path(name),
             #[cfg(target_os = "linux")]
-            Capability::ControlGroups => eqcheck::sweep::Container::make().is_some(),
+            Capability::ControlGroups => {
+                let _one_at_a_time = in_process_cgroups();
+                eqcheck::sweep::Container::make().is_some()
+            }
             #[cfg(not(target_os = "linux"))]
             Capability::ControlGroups => false,
             Capability::PrivateMounts => {
