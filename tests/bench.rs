@@ -88,7 +88,9 @@ fn swapping_a_and_b_inverts_the_ratio() {
     let ratio = row(&json_report(&out))["ratio"]["wall"]["median"]
         .as_f64()
         .unwrap();
-    assert!((0.5..0.72).contains(&ratio), "B/A {ratio}\n{out}");
+    // 0.5 with no overhead at all; a CI run saw 0.497, the 100 ms sleep woken
+    // late. Not swapped reads about 2, not measured about 1.
+    assert!((0.4..0.75).contains(&ratio), "B/A {ratio}\n{out}");
 }
 
 #[test]
