@@ -245,13 +245,17 @@ impl Shrinker<'_> {
         self.words = tries[k].words.clone();
         self.common = tries[k].common.clone();
         // A failure is said on stderr; the final write decides the result.
-        let _ = (self.best).write(
-            &self.replicas[0],
-            &self.words,
-            &self.common,
-            &self.signature,
-        );
-        self.progress();
+        if (self.best)
+            .write(
+                &self.replicas[0],
+                &self.words,
+                &self.common,
+                &self.signature,
+            )
+            .is_ok()
+        {
+            self.progress();
+        }
         true
     }
 }

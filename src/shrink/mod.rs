@@ -259,7 +259,7 @@ fn not_differing(options: &ShrinkOptions, first: &CaseOutcome) -> ShrinkError {
         Verdict::TreeChanged { .. } => "an arm changed the tree: the case has no difference to shrink".into(),
         other => format!(
             "the case does not differ here ({}): nothing to shrink",
-            other.kind().label()
+            other.label()
         ),
     };
     refused(options, &why)
@@ -447,8 +447,10 @@ impl Shrinker<'_> {
         }
     }
 
+    /// Said after each kept step, once the result is written with its size.
     fn progress(&self) {
-        let size = output::size(self.work(), &self.words);
+        let size =
+            (self.best.last_written()).unwrap_or_else(|| output::size(self.work(), &self.words));
         let set = FlagSet {
             line: 0,
             args: self.words.clone(),

@@ -67,12 +67,15 @@ impl ShrinkReport {
     }
 }
 
+/// The tree's entries and its files' bytes, a file of several names counted once,
+/// as a description counts them.
 pub(super) fn size(work: &WorkTree, words: &[String]) -> Size {
     let all = work.all().unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
     let bytes = (all.iter())
         .filter(|c| !c.is_dir)
         .filter_map(|c| std::fs::symlink_metadata(work.root.join(&c.rel)).ok())
-        .filter(|m| m.is_file())
+        .filter(|m| m.is_file() && file_identity(m).is_none_or(|id| seen.insert(id)))
         .map(|m| m.len())
         .sum();
     Size {
@@ -80,6 +83,19 @@ pub(super) fn size(work: &WorkTree, words: &[String]) -> Size {
         bytes,
         flag_words: words.len(),
     }
+}
+
+/// The identity of a file of several names; `None` for one of a single name
+/// (and for every file elsewhere than Unix).
+#[cfg(unix)]
+fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// Where the result goes, and what it is written from.
@@ -109,6 +125,11 @@ impl BestSoFar {
         }
     }
 
+    /// The size of what was last written, if anything was.
+    pub fn last_written(&self) -> Option<Size> {
+        self.written
+    }
+
     /// Writes the tree as it stands and the words as they stand; a failure is
     /// said on stderr and the reduction goes on, and is returned.
     pub fn write(
@@ -133,7 +154,13 @@ impl BestSoFar {
         common: &[String],
         signature: &Signature,
     ) -> std::io::Result<()> {
-        let size = size(work, words);
+        // One walk of the tree: the counts come from the description itself.
+        let described = describe::describe(&work.root, "")?;
+        let size = Size {
+            entries: described.entries,
+            bytes: described.bytes,
+            flag_words: words.len(),
+        };
         let header = format!(
             "shrunk from {}\n{} entries, {} bytes; set: {}\ndiffers in: {}",
             self.case,
@@ -142,7 +169,7 @@ impl BestSoFar {
             label(words),
             signature.streams.join(", ")
         );
-        let described = describe::describe(&work.root, &header)?;
+        let described = described.with_header(&header);
         self.approximations = described.approximations;
         write_whole(&self.spec, &described.text)?;
         let sets = match &self.sets_text {

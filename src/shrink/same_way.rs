@@ -95,13 +95,8 @@ fn status_words(status: &ArmStatus) -> String {
 
 fn verdict_words(verdict: &Verdict) -> String {
     match verdict {
-        Verdict::Identical => "identical".into(),
-        Verdict::OrderOnly => "differs only in order".into(),
-        Verdict::EqualAfterNormalization => "equal after normalization".into(),
-        Verdict::Differs => "differs".into(),
-        Verdict::Flaky { .. } => "flaky".into(),
         Verdict::Error { reason } => format!("error: {reason}"),
-        Verdict::TreeChanged { .. } => "an arm changed the tree".into(),
+        other => other.label().to_string(),
     }
 }
 
