@@ -10,6 +10,11 @@ use std::path::Path;
 
 use crate::util::{assert_exit, eqcheck, run, temp_dir, written, Output};
 
+/// The shell condition of a candidate that differs only when a file named
+/// `trigger` with mode 444 is anywhere in the tree.
+pub(crate) const TRIGGER_PRESENT: &str =
+    "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
+
 /// A candidate that runs `eqcheck walk` but marks its first line when `when` (a
 /// shell condition, with `$tree` the tree and `$args` every argument) holds.
 pub(crate) fn candidate(dir: &Path, when: &str) -> String {
@@ -130,16 +135,7 @@ fn a_difference_that_needs_two_flags_keeps_exactly_those_two() {
     let when = "case \" $args \" in *' -a '*) case \" $args \" in *' -L '*) true;; *) false;; esac;; *) false;; esac";
     let cand = candidate(dir.path(), when);
     let out_dir = dir.path().join("out");
-    let out = run([
-        "shrink",
-        "basic:links:-a -L -b",
-        "--ref",
-        &reference(),
-        "--cand",
-        &cand,
-        "--out",
-        &out_dir.to_string_lossy(),
-    ]);
+    let out = shrink_walk(&["basic:links:-a -L -b"], &cand, &out_dir);
     assert_exit(&out, 0);
     let report = shrink_report(&out_dir, &out);
     assert_eq!(
@@ -165,8 +161,7 @@ pub(crate) fn trigger_case(dir: &Path) -> (String, String) {
         "generate node-modules node_modules entries=18000 seed=7\n\
          file node_modules/deep/er/trigger size=100 mode=0444\n",
     );
-    let when = "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
-    (spec, candidate(dir, when))
+    (spec, candidate(dir, TRIGGER_PRESENT))
 }
 
 #[cfg(unix)]
@@ -251,8 +246,7 @@ fn an_existing_folder_is_shrunk_on_a_copy_and_left_as_it_was() {
         found
     };
     let before = listing(&tree);
-    let when = "[ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
-    let cand = candidate(dir.path(), when);
+    let cand = candidate(dir.path(), TRIGGER_PRESENT);
     let out_dir = dir.path().join("out");
     let out = shrink_walk(
         &["--tree", &tree.to_string_lossy(), "--set", "-a"],
@@ -415,9 +409,8 @@ fn a_case_on_an_image_shrinks_there_and_leaves_no_loop_device() {
         "generate files pkg count=300 size=0..2K\nfile deep/er/trigger size=10 mode=0444\n",
     );
     // The difference shows only on xfs: a copy anywhere else would not reproduce.
-    let when = "[ \"$(stat -f -c %T \"$tree\")\" = xfs ] && \
-                [ -n \"$(find \"$tree\" -name trigger -perm 0444 -print 2>/dev/null)\" ]";
-    let cand = candidate(dir.path(), when);
+    let when = format!("[ \"$(stat -f -c %T \"$tree\")\" = xfs ] && {TRIGGER_PRESENT}");
+    let cand = candidate(dir.path(), &when);
     let out_dir = dir.path().join("out");
     let tmp = temp_dir();
     let out = Cmd::new(eqcheck())
