@@ -152,6 +152,62 @@ fn nested_arrays_sort_inside_out_whatever_order_the_pointers_come_in() {
     assert_eq!(applied(&r, one).0, applied(&r, two).0);
 }
 
+/// The JSON value `json` normalizes to under `sort-arrays = pointers`.
+fn sorted_json(pointers: &str, text: &str) -> serde_json::Value {
+    let r = rule(&[
+        ("kind", "json"),
+        ("stream", "stdout"),
+        ("sort-arrays", pointers),
+    ])
+    .unwrap();
+    serde_json::from_str(&applied(&r, text).0).unwrap()
+}
+
+#[test]
+fn a_wildcard_reaches_arrays_through_objects_and_arrays_two_deep() {
+    let through_objects = sorted_json(
+        "/*/*/list",
+        r#"{"a":{"x":{"list":[2,1]}},"b":{"y":{"list":[3,1],"other":[2,1]}}}"#,
+    );
+    assert_eq!(
+        through_objects,
+        serde_json::json!({"a":{"x":{"list":[1,2]}},"b":{"y":{"list":[1,3],"other":[2,1]}}}),
+        "a sibling the pointer does not name keeps its order"
+    );
+    let through_arrays = sorted_json(
+        "/*/*/list",
+        r#"[[{"list":[2,1]}],[{"list":[3,1]},{"list":[5,4]}]]"#,
+    );
+    assert_eq!(
+        through_arrays,
+        serde_json::json!([[{"list":[1,2]}],[{"list":[1,3]},{"list":[4,5]}]])
+    );
+    let mixed = sorted_json("/*/*/list", r#"{"a":[{"list":[2,1]}],"b":[[1,0]]}"#);
+    assert_eq!(mixed, serde_json::json!({"a":[{"list":[1,2]}],"b":[[1,0]]}));
+}
+
+#[test]
+fn arrays_at_paths_no_pointer_names_keep_their_order() {
+    // Only the first row's list is named: the second row's is a real order.
+    let by_index = sorted_json(
+        "/rows/0/list",
+        r#"{"rows":[{"list":[2,1]},{"list":[4,3]}]}"#,
+    );
+    assert_eq!(
+        by_index,
+        serde_json::json!({"rows":[{"list":[1,2]},{"list":[4,3]}]})
+    );
+    // A wildcard names one depth: shallower and deeper arrays are not named.
+    let one_depth = sorted_json(
+        "/*/list",
+        r#"{"list":[2,1],"a":{"list":[[2,1],[0]]},"b":{"c":{"list":[2,1]}}}"#,
+    );
+    assert_eq!(
+        one_depth,
+        serde_json::json!({"list":[2,1],"a":{"list":[[0],[2,1]]},"b":{"c":{"list":[2,1]}}})
+    );
+}
+
 #[test]
 fn json_sorts_keys_and_the_arrays_named() {
     let r = rule(&[
