@@ -89,3 +89,19 @@ fn lines_too_many_to_sort_are_counted_as_a_multiset() {
         assert!(text_report(&out).contains(indented.trim_end()), "{out}");
     }
 }
+
+#[test]
+fn outputs_of_five_mib_that_differ_only_in_line_order_differ_when_no_rule_sorts() {
+    let dir = temp_dir();
+    let sets = one_set_file(dir.path(), "");
+    // 210,000 lines of 25 bytes: over 5 MiB, each arm's in the other order.
+    let up = "sh -c 'seq -f %024g 1 210000'";
+    let down = "sh -c 'seq -f %024g 210000 -1 1'";
+    let out = run_sets(up, down, &sets, &[]);
+    assert_exit(&out, 1);
+    let case = only_case(&json_report(&out), &out);
+    assert_eq!(case["verdict"]["kind"], "differs", "{out}");
+    let stdout = stdout_of(&case, &out);
+    assert_eq!(stdout["verdict"], "differs", "{out}");
+    assert_eq!(stdout["lines"]["compared"], "in-order", "{out}");
+}

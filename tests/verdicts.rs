@@ -277,6 +277,42 @@ fn an_arm_that_varies_between_runs_is_flaky_with_its_variants() {
 }
 
 #[test]
+fn two_runs_are_enough_to_find_an_arm_that_alternates() {
+    let dir = temp_dir();
+    let sets = one_set_file(dir.path(), "");
+    let counter = counter_file(dir.path(), "runs");
+    let out = run_sets(
+        &double(NINE_LINES),
+        &double(&format!("drop-every 2 {counter}")),
+        &sets,
+        &["--runs", "2"],
+    );
+    assert_exit(&out, 1);
+    let case = only_case(&json_report(&out), &out);
+    assert_eq!(case["verdict"]["kind"], "flaky", "{out}");
+    let arms = case["verdict"]["arms"].as_array().expect("flaky arms");
+    assert_eq!(arms.len(), 1, "{out}");
+    assert_eq!(variant_runs(&arms[0]), [vec![1], vec![2]], "{out}");
+}
+
+#[test]
+fn an_arm_that_gives_the_same_output_every_run_is_not_flaky() {
+    let dir = temp_dir();
+    let sets = one_set_file(dir.path(), "");
+    let out = run_sets(
+        &double(NINE_LINES),
+        &double(NINE_LINES),
+        &sets,
+        &["--runs", "3"],
+    );
+    assert_exit(&out, 0);
+    let case = only_case(&json_report(&out), &out);
+    assert_eq!(case["verdict"]["kind"], "identical", "{out}");
+    assert_eq!(case["verdict"].get("arms"), None, "no variants\n{out}");
+    assert!(!text_report(&out).contains("variant"), "{out}");
+}
+
+#[test]
 fn a_line_dropped_once_in_fifty_runs_is_found_with_fifty_runs() {
     let dir = temp_dir();
     let sets = one_set_file(dir.path(), "");

@@ -176,7 +176,7 @@ impl Judge<'_> {
         let mut flaky = Vec::new();
         for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
             let variants = self.variants(runs)?;
-            if variants.len() > 1 {
+            if !variants.is_empty() {
                 flaky.push(FlakyArm {
                     arm: arm.to_string(),
                     variants,
@@ -266,22 +266,20 @@ impl Judge<'_> {
         Normalized { text, fired }
     }
 
-    /// The distinct outputs among one arm's runs, each with the runs that gave it.
+    /// The distinct outputs among one arm's runs, each with the runs that gave it;
+    /// none when the runs all agree (or there is only one), so the arm is flaky
+    /// exactly when there are some.
     fn variants(&mut self, runs: &[Captured]) -> io::Result<Vec<Variant>> {
         if runs.len() < 2 {
             return Ok(Vec::new());
         }
-        let mut seen: Vec<RunOutput> = Vec::new();
+        let mut seen: Vec<RunDigest> = Vec::new();
         let mut members: Vec<Vec<usize>> = Vec::new();
         let mut representative: Vec<usize> = Vec::new();
         for (i, run) in runs.iter().enumerate() {
             // Only digests are kept: a hundred runs that all differ must not hold a
             // hundred texts. The diffs below load their two variants again.
-            let output = RunOutput {
-                stdout: None,
-                stderr: None,
-                ..self.run_output(run)?
-            };
+            let output = self.run_output(run)?.digest;
             match seen.iter().position(|s| s.digest == output.digest) {
                 Some(v) => members[v].push(i + 1),
                 None => {
@@ -361,10 +359,12 @@ impl Judge<'_> {
         hasher.update(run.status.describe().as_bytes());
         let [stdout, stderr] = texts;
         Ok(RunOutput {
-            digest: hasher.finalize().into(),
+            digest: RunDigest {
+                digest: hasher.finalize().into(),
+                over_cap_with_rules,
+            },
             stdout,
             stderr,
-            over_cap_with_rules,
         })
     }
 
@@ -439,11 +439,17 @@ struct Normalized {
     fired: Vec<(String, usize)>,
 }
 
-/// What one run gave, as flakiness compares it.
+/// What one run gave: its normalized texts, where small enough to load, for a
+/// variant's diff, and its digest.
 struct RunOutput {
-    digest: [u8; 32],
+    digest: RunDigest,
     stdout: Option<Vec<u8>>,
     stderr: Option<Vec<u8>>,
+}
+
+/// What flakiness compares of one run, and all that is kept of every run.
+struct RunDigest {
+    digest: [u8; 32],
     /// A stream was too large to normalize though rules apply to it, so its
     /// digest is of the raw bytes.
     over_cap_with_rules: bool,
@@ -464,3 +470,6 @@ fn compare_status(reference: &ArmStatus, candidate: &ArmStatus) -> StreamResult 
         lines: None,
     }
 }
+
+#[cfg(test)]
+mod tests;

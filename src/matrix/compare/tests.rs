@@ -1,0 +1,267 @@
+//! Judging whole cases from runs captured on disk: flakiness under `--runs` (how
+//! many runs it takes, what is kept of them, how many variants get a diff), the
+//! limits past which streams are compared from disk or line by line, the wording
+//! of an arm's error, and the rules tallied on the way.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::show::LONG_LINE;
+use super::{judge, CaseRules, Judge, Judged, Tally, DIFF_CAP, NORMALIZE_CAP};
+use crate::matrix::exec::Captured;
+use crate::normalize::{Rule, RuleDraft};
+use crate::outcome::{ArmStatus, Fired, Stream, StreamVerdict, Verdict};
+
+/// Captured runs written to a temp folder of their own.
+struct Runs {
+    dir: tempfile::TempDir,
+    made: usize,
+}
+
+impl Runs {
+    fn new() -> Runs {
+        Runs {
+            dir: tempfile::tempdir().expect("a temp folder"),
+            made: 0,
+        }
+    }
+
+    /// A run that exited 0, printed `stdout` and nothing on stderr.
+    fn printed(&mut self, stdout: &[u8]) -> Captured {
+        self.ended(stdout, ArmStatus::Exited { code: 0 })
+    }
+
+    fn ended(&mut self, stdout: &[u8], status: ArmStatus) -> Captured {
+        self.made += 1;
+        let (out, err) = (
+            self.dir.path().join(format!("{}.out", self.made)),
+            self.dir.path().join(format!("{}.err", self.made)),
+        );
+        std::fs::write(&out, stdout).expect("stdout is written");
+        std::fs::write(&err, b"").expect("stderr is written");
+        Captured {
+            status,
+            stdout: out,
+            stderr: err,
+            duration: Duration::ZERO,
+        }
+    }
+}
+
+/// A rule named `name` of `kind` on stdout, for every group.
+fn stdout_rule(name: &str, kind: &str) -> Rule {
+    RuleDraft {
+        name: name.into(),
+        line: 1,
+        keys: vec![
+            ("kind".into(), kind.into(), 2),
+            ("stream".into(), "stdout".into(), 3),
+        ],
+    }
+    .build()
+    .expect("the rule is valid")
+}
+
+fn judged(reference: &[Captured], candidate: &[Captured], rules: &[Rule]) -> Judged {
+    let rules = CaseRules {
+        group: "group",
+        rules,
+    };
+    judge(reference, candidate, Path::new("/no/such/tree"), &rules)
+}
+
+fn stdout_verdict(judged: &Judged) -> StreamVerdict {
+    judged
+        .streams
+        .iter()
+        .find(|s| s.stream == Stream::Stdout)
+        .expect("stdout was compared")
+        .verdict
+}
+
+/// Numbered lines of 25 bytes, `count` of them, first to last or last to first.
+fn numbered_lines(count: usize, reversed: bool) -> Vec<u8> {
+    let line = |i: usize| format!("{i:024}\n").into_bytes();
+    match reversed {
+        false => (0..count).flat_map(line).collect(),
+        true => (0..count).rev().flat_map(line).collect(),
+    }
+}
+
+/// Lines just over the limit for loading a stream.
+fn too_large_to_load(reversed: bool) -> Vec<u8> {
+    let text = numbered_lines(170_000, reversed);
+    assert!(text.len() as u64 > NORMALIZE_CAP);
+    text
+}
+
+#[test]
+fn an_arm_whose_runs_all_agree_is_not_flaky_and_has_no_variants() {
+    let mut runs = Runs::new();
+    let same: Vec<Captured> = (0..3).map(|_| runs.printed(b"a\nb\n")).collect();
+    let rules = CaseRules {
+        group: "group",
+        rules: &[],
+    };
+    let mut judge_of_case = Judge {
+        root: b"/no/such/tree",
+        rules: &rules,
+        tally: Tally::default(),
+        notes: Vec::new(),
+        unjudgeable: None,
+        hiding: None,
+    };
+    let variants = judge_of_case.variants(&same).expect("the runs are read");
+    assert!(variants.is_empty(), "{variants:?}");
+    assert_eq!(judged(&same, &same, &[]).verdict, Verdict::Identical);
+}
+
+#[test]
+fn two_runs_that_disagree_make_the_arm_flaky() {
+    let mut runs = Runs::new();
+    let alternating = [runs.printed(b"a\n"), runs.printed(b"b\n")];
+    let steady = [runs.printed(b"a\n"), runs.printed(b"a\n")];
+    let Verdict::Flaky { arms } = judged(&alternating, &steady, &[]).verdict else {
+        panic!("two runs that disagree are flaky");
+    };
+    assert_eq!(arms.len(), 1);
+    assert_eq!(arms[0].arm, "reference");
+    let runs_of: Vec<&[usize]> = arms[0].variants.iter().map(|v| &v.runs[..]).collect();
+    assert_eq!(runs_of, [&[1][..], &[2][..]]);
+}
+
+#[test]
+fn variants_past_the_fifth_are_listed_without_a_diff() {
+    let mut runs = Runs::new();
+    let each_different: Vec<Captured> = (1..=7)
+        .map(|i| runs.printed(format!("{i}\n").as_bytes()))
+        .collect();
+    let steady: Vec<Captured> = (0..7).map(|_| runs.printed(b"1\n")).collect();
+    let Verdict::Flaky { arms } = judged(&steady, &each_different, &[]).verdict else {
+        panic!("seven different outputs are flaky");
+    };
+    let diffs: Vec<Option<&str>> = arms[0].variants.iter().map(|v| v.diff.as_deref()).collect();
+    assert_eq!(diffs.len(), 7);
+    assert_eq!(
+        diffs[0], None,
+        "the first variant is what the others are shown against"
+    );
+    for (i, diff) in diffs.iter().enumerate().take(6).skip(1) {
+        let changed = format!("-1\n+{}\n", i + 1);
+        assert!(diff.is_some_and(|d| d.contains(&changed)), "{i}: {diff:?}");
+    }
+    assert_eq!(
+        diffs[6],
+        Some("(diffs are shown for the first 5 variants only)\n")
+    );
+}
+
+#[test]
+fn an_arm_error_names_the_run_only_when_there_were_several() {
+    let mut runs = Runs::new();
+    let timed_out = ArmStatus::TimedOut { after_secs: 1.5 };
+    let twice = [runs.printed(b"a\n"), runs.ended(b"", timed_out.clone())];
+    let fine = [runs.printed(b"a\n"), runs.printed(b"a\n")];
+    let Verdict::Error { reason } = judged(&twice, &fine, &[]).verdict else {
+        panic!("a timed-out run is an error");
+    };
+    assert!(
+        reason.starts_with("reference arm (run 2) timed out after 1.5s"),
+        "{reason}"
+    );
+    let once = [runs.ended(b"", timed_out)];
+    let Verdict::Error { reason } = judged(&fine[..1], &once, &[]).verdict else {
+        panic!("a timed-out run is an error");
+    };
+    assert!(
+        reason.starts_with("candidate arm timed out after 1.5s"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn outputs_too_large_to_load_that_differ_only_in_order_differ_when_no_rule_sorts() {
+    let mut runs = Runs::new();
+    let ours = runs.printed(&too_large_to_load(false));
+    let theirs = runs.printed(&too_large_to_load(true));
+    let judged = judged(&[ours], &[theirs], &[]);
+    assert_eq!(judged.verdict, Verdict::Differs);
+    assert_eq!(stdout_verdict(&judged), StreamVerdict::Differs);
+}
+
+#[test]
+fn runs_too_large_to_load_in_another_order_are_flaky_unless_a_rule_sorts_them() {
+    let mut runs = Runs::new();
+    let (ascending, descending) = (too_large_to_load(false), too_large_to_load(true));
+    let shuffled = [runs.printed(&ascending), runs.printed(&descending)];
+    let steady = [runs.printed(&ascending), runs.printed(&ascending)];
+    let unsorted = judged(&shuffled, &steady, &[]);
+    assert!(
+        matches!(unsorted.verdict, Verdict::Flaky { .. }),
+        "{:?}",
+        unsorted.verdict
+    );
+    let sorted = judged(&shuffled, &steady, &[stdout_rule("order", "sort-lines")]);
+    assert_eq!(sorted.verdict, Verdict::Identical, "{:?}", sorted.notes);
+}
+
+#[test]
+fn outputs_too_large_to_sort_in_another_order_tally_the_sorting_rule() {
+    let mut runs = Runs::new();
+    let ours = runs.printed(&too_large_to_load(false));
+    let theirs = runs.printed(&too_large_to_load(true));
+    let judged = judged(&[ours], &[theirs], &[stdout_rule("order", "sort-lines")]);
+    assert_eq!(judged.verdict, Verdict::OrderOnly);
+    assert_eq!(
+        judged.fired,
+        [Fired {
+            rule: "order".into(),
+            times: 1
+        }]
+    );
+}
+
+#[test]
+fn a_text_of_exactly_the_diff_limit_gets_a_full_diff() {
+    // 32-byte lines, exactly as many as fill the limit.
+    let line = |i: usize, mark: &str| format!("{mark}{i:030}\n");
+    let lines = DIFF_CAP / 32;
+    let ours: String = (0..lines).map(|i| line(i, "a")).collect();
+    let theirs: String = (0..lines)
+        .map(|i| line(i, if i == lines / 2 { "b" } else { "a" }))
+        .collect();
+    assert_eq!((ours.len(), theirs.len()), (DIFF_CAP, DIFF_CAP));
+    let mut runs = Runs::new();
+    let judged = judged(
+        &[runs.printed(ours.as_bytes())],
+        &[runs.printed(theirs.as_bytes())],
+        &[],
+    );
+    assert!(judged.notes.is_empty(), "{:?}", judged.notes);
+    let stdout = &judged.streams[0];
+    let diff = stdout.diff.as_deref().expect("a diff");
+    assert!(
+        diff.starts_with("--- reference\n+++ candidate\n@@ "),
+        "{diff}"
+    );
+    assert_eq!(stdout.lines, None, "a full diff counts no lines apart");
+}
+
+#[test]
+fn a_long_line_on_one_side_shows_only_the_first_difference() {
+    let long = format!("{}\n", "x".repeat(LONG_LINE + 1));
+    let mut runs = Runs::new();
+    let judged = judged(
+        &[runs.printed(b"short\n")],
+        &[runs.printed(long.as_bytes())],
+        &[],
+    );
+    assert!(
+        judged
+            .notes
+            .iter()
+            .any(|n| n.contains("a line longer than 4096 bytes")),
+        "{:?}",
+        judged.notes
+    );
+}
