@@ -110,12 +110,6 @@ impl fmt::Display for StreamScope {
     }
 }
 
-impl fmt::Display for RuleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl Rule {
     /// Whether the rule is in force for this group's sets on this stream.
     pub fn applies(&self, group: &str, stream: Stream) -> bool {

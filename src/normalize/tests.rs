@@ -339,3 +339,27 @@ fn ordinary_lines_are_single_lines() {
         assert!(!line.contains('\n'), "{line:?}");
     }
 }
+
+#[test]
+fn a_rule_reports_the_kind_and_streams_it_was_declared_with() {
+    for kind in ["sort-lines", "sort-items", "mask", "json"] {
+        for (stream, said) in [
+            ("stdout", "stdout"),
+            ("stderr", "stderr"),
+            ("both", "stdout and stderr"),
+        ] {
+            let mut keys = vec![("kind", kind), ("stream", stream)];
+            if matches!(kind, "sort-items" | "mask") {
+                keys.push(("pattern", "^list: (?P<items>.+)$"));
+            }
+            if kind == "sort-items" {
+                keys.push(("separator", ","));
+            }
+            let r = rule(&keys).unwrap();
+            assert_eq!(
+                (r.kind.name(), r.streams.to_string()),
+                (kind, said.to_string())
+            );
+        }
+    }
+}
