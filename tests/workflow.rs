@@ -129,3 +129,51 @@ fn the_file_system_tests_run_as_root_on_linux() {
     );
     assert!(run.contains("--test tests filesystems"), "{run}");
 }
+
+#[test]
+fn mutation_testing_runs_weekly_in_shards_and_not_in_the_ci_gate() {
+    let workflow = workflow();
+    let on = &workflow["on"];
+    assert!(
+        on["schedule"].as_vec().is_some_and(|s| !s.is_empty()),
+        "{on:?}"
+    );
+    let job = &workflow["jobs"]["mutants"];
+    let when = job["if"]
+        .as_str()
+        .expect("the job runs only when scheduled");
+    assert!(when.contains("github.event_name == 'schedule'"), "{when}");
+    let shards = job["strategy"]["matrix"]["shard"].as_vec().expect("shards");
+    let run = runs(job).join("\n");
+    assert!(
+        run.contains("cargo install cargo-mutants --locked"),
+        "{run}"
+    );
+    assert!(
+        run.contains(&format!(
+            "cargo mutants --shard ${{{{ matrix.shard }}}}/{}",
+            shards.len()
+        )),
+        "{run}"
+    );
+    // The README's contributing section gives the same command, and the files it
+    // covers are named in one place, the config the command reads.
+    let readme = include_str!("../README.md");
+    assert!(
+        readme.contains("cargo mutants --shard 1/8"),
+        "the README's command"
+    );
+    let config = include_str!("../.cargo/mutants.toml");
+    for file in [
+        "src/normalize.rs",
+        "src/matrix/compare/*.rs",
+        "src/merge.rs",
+    ] {
+        assert!(
+            config.contains(&format!("\"{file}\"")),
+            "{file} not examined"
+        );
+    }
+    let ci = include_str!("../.ci/run");
+    assert!(!ci.contains("cargo mutants"), "too slow for every commit");
+}
