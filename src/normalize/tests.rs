@@ -363,3 +363,32 @@ fn a_rule_reports_the_kind_and_streams_it_was_declared_with() {
         }
     }
 }
+
+#[test]
+fn a_key_the_kind_does_not_take_is_refused_at_its_line() {
+    let pattern = ("pattern", "^list: (?P<items>.+)$");
+    for (kind, needs, refused) in [
+        ("sort-lines", vec![], "pattern"),
+        ("sort-lines", vec![], "sort-arrays"),
+        (
+            "sort-items",
+            vec![pattern, ("separator", ",")],
+            "placeholder",
+        ),
+        ("mask", vec![pattern], "separator"),
+        ("mask", vec![pattern], "sort-arrays"),
+        ("json", vec![], "pattern"),
+        ("json", vec![], "placeholder"),
+    ] {
+        let mut keys = vec![("kind", kind), ("stream", "stdout")];
+        keys.extend(needs);
+        let value = if refused == "sort-arrays" { "/a" } else { "x" };
+        keys.push((refused, value));
+        // Keys are on lines 2, 3, …: the refused one is the last.
+        let line = keys.len() + 1;
+        assert_eq!(
+            rule(&keys).unwrap_err(),
+            (line, format!("a {kind} rule takes no `{refused}`"))
+        );
+    }
+}
