@@ -16,30 +16,33 @@ pub(super) enum Loaded {
     TooLarge,
 }
 
+/// Reads a stream whole when it holds at most [`NORMALIZE_CAP`] bytes. Whether it
+/// does is told by what reading it gives, not by its size beforehand, so the text
+/// judged is always the whole file.
 pub(super) fn load(path: &Path) -> io::Result<Loaded> {
-    let file = File::open(path)?;
-    if file.metadata()?.len() > NORMALIZE_CAP {
+    let mut text = Vec::new();
+    File::open(path)?
+        .take(NORMALIZE_CAP + 1)
+        .read_to_end(&mut text)?;
+    if text.len() as u64 > NORMALIZE_CAP {
         return Ok(Loaded::TooLarge);
     }
-    let mut text = Vec::new();
-    file.take(NORMALIZE_CAP + 1).read_to_end(&mut text)?;
     Ok(Loaded::Text(text))
 }
 
-/// A file's lines as a multiset, read in blocks: how many, the wrapping sum of a
-/// 128-bit digest of each, and whether the last one ends with a newline (which
-/// sorting keeps). Two files with the same lines in any order give the same value.
-pub(super) fn line_multiset(path: &Path) -> io::Result<(u64, u128, bool)> {
+/// A file's lines as a multiset, read in blocks: the wrapping sum of a 128-bit
+/// digest of each, and whether the last one ends with a newline (which sorting
+/// keeps). Two files with the same lines in any order give the same value.
+pub(super) fn line_multiset(path: &Path) -> io::Result<(u128, bool)> {
     let mut file = File::open(path)?;
     let mut buffer = vec![0u8; 1 << 16];
-    let (mut count, mut sum) = (0u64, 0u128);
+    let mut sum = 0u128;
     let mut line = Sha256::new();
     let mut open_line = false;
     let mut add = |line: Sha256| {
         let digest = line.finalize();
         let mut low = [0u8; 16];
         low.copy_from_slice(&digest[..16]);
-        count += 1;
         sum = sum.wrapping_add(u128::from_le_bytes(low));
     };
     let mut last = None;
@@ -63,7 +66,7 @@ pub(super) fn line_multiset(path: &Path) -> io::Result<(u64, u128, bool)> {
     if open_line {
         add(line);
     }
-    Ok((count, sum, last == Some(b'\n')))
+    Ok((sum, last == Some(b'\n')))
 }
 
 /// Whether two files hold the same bytes, read side by side in blocks.
@@ -133,6 +136,21 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_is_loaded_whole_up_to_the_limit_and_not_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cap = usize::try_from(NORMALIZE_CAP).unwrap();
+        let at_the_limit = dir.path().join("at");
+        std::fs::write(&at_the_limit, vec![b'a'; cap]).unwrap();
+        assert!(matches!(load(&at_the_limit).unwrap(), Loaded::Text(t) if t.len() == cap));
+        let past_it = dir.path().join("past");
+        std::fs::write(&past_it, vec![b'a'; cap + 1]).unwrap();
+        assert!(matches!(load(&past_it).unwrap(), Loaded::TooLarge));
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(load(&empty).unwrap(), Loaded::Text(t) if t.is_empty()));
+    }
+
+    #[test]
     fn lines_compare_as_a_multiset() {
         let dir = tempfile::tempdir().unwrap();
         let set = |name: &str, text: &str| {
@@ -144,6 +162,10 @@ mod tests {
         assert_ne!(set("c", "x\ny\n"), set("d", "x\ny\ny\n"));
         assert_ne!(set("e", "x\ny\n"), set("f", "x\ny"));
         assert_ne!(set("g", "xy\n"), set("h", "x\ny\n"));
+        assert_eq!(
+            (set("k", "x\n").1, set("l", "x").1, set("m", "").1),
+            (true, false, false)
+        );
         let long = "z".repeat(200_000);
         assert_eq!(
             set("i", &format!("{long}\na\n")),

@@ -71,6 +71,7 @@ mod tests {
             b"4\t{tree}/a\n8\t{tree}\n"
         );
         assert_eq!(count(b"4\t/t/r/a\n8\t/t/r2\n", b"/t/r"), 1);
+        assert_eq!(count(b"/t/r/a /t/r /x/t/r", b"/t/r"), 2);
     }
 
     #[test]
@@ -83,5 +84,28 @@ mod tests {
             rewrite_root(b"/x/t/web /t/web/a /t/web2", b"/t/web"),
             b"/x/t/web {tree}/a /t/web2"
         );
+    }
+
+    #[test]
+    fn a_name_goes_on_through_punctuation_and_bytes_past_ascii() {
+        for longer in [
+            "/t/web.old",
+            "/t/web_1",
+            "/t/web-1",
+            "/t/web~",
+            "/t/web+",
+            "/t/webé",
+        ] {
+            assert_eq!(
+                rewrite_root(longer.as_bytes(), b"/t/web"),
+                longer.as_bytes()
+            );
+        }
+        for (ended, rewritten) in [("/t/web:", "{tree}:"), ("/t/web)", "{tree})")] {
+            assert_eq!(
+                rewrite_root(ended.as_bytes(), b"/t/web"),
+                rewritten.as_bytes()
+            );
+        }
     }
 }
