@@ -32,13 +32,17 @@ impl Runs {
     }
 
     fn ended(&mut self, stdout: &[u8], status: ArmStatus) -> Captured {
+        self.gave(stdout, b"", status)
+    }
+
+    fn gave(&mut self, stdout: &[u8], stderr: &[u8], status: ArmStatus) -> Captured {
         self.made += 1;
         let (out, err) = (
             self.dir.path().join(format!("{}.out", self.made)),
             self.dir.path().join(format!("{}.err", self.made)),
         );
         std::fs::write(&out, stdout).expect("stdout is written");
-        std::fs::write(&err, b"").expect("stderr is written");
+        std::fs::write(&err, stderr).expect("stderr is written");
         Captured {
             status,
             stdout: out,
@@ -261,5 +265,89 @@ fn a_long_line_on_one_side_shows_only_the_first_difference() {
             .any(|n| n.contains("a line longer than 4096 bytes")),
         "{:?}",
         judged.notes
+    );
+}
+
+/// The diffs of a flaky arm's variants, the first's (none) left out.
+fn variant_diffs(judged: &Judged) -> Vec<String> {
+    let Verdict::Flaky { arms } = &judged.verdict else {
+        panic!("not flaky: {:?}", judged.verdict);
+    };
+    (arms[0].variants[1..].iter())
+        .map(|v| v.diff.clone().expect("a diff"))
+        .collect()
+}
+
+#[test]
+fn a_variants_diff_shows_only_the_streams_and_the_status_that_differ() {
+    let mut runs = Runs::new();
+    let ok = || ArmStatus::Exited { code: 0 };
+    let varying = [
+        runs.gave(b"a\n", b"", ok()),
+        runs.gave(b"a\n", b"warn\n", ok()),
+        runs.gave(b"a\n", b"", ArmStatus::Exited { code: 1 }),
+        runs.gave(b"b\n", b"", ok()),
+    ];
+    let steady: Vec<Captured> = (0..4).map(|_| runs.printed(b"a\n")).collect();
+    let diffs = variant_diffs(&judged(&steady, &varying, &[]));
+    assert_eq!(
+        diffs,
+        [
+            "stderr:\n--- variant 1\n+++ this variant\n@@ -0,0 +1 @@\n+warn\n",
+            "exit status:\n-exit 0\n+exit 1\n",
+            "stdout:\n--- variant 1\n+++ this variant\n@@ -1 +1 @@\n-a\n+b\n",
+        ]
+    );
+}
+
+#[test]
+fn variants_too_large_to_load_are_diffed_from_disk_where_they_differ() {
+    let mut runs = Runs::new();
+    let ok = || ArmStatus::Exited { code: 0 };
+    let (ascending, swapped) = (too_large_to_load(false), too_large_to_load(true));
+    let in_stdout = [runs.printed(&ascending), runs.printed(&swapped)];
+    let steady = [runs.printed(&ascending), runs.printed(&ascending)];
+    let diffs = variant_diffs(&judged(&steady, &in_stdout, &[]));
+    assert!(diffs[0].starts_with("stdout:\n"), "{}", diffs[0]);
+    assert!(
+        diffs[0].contains("\n-000000000000000000000000\n"),
+        "{}",
+        diffs[0]
+    );
+    let in_stderr = [
+        runs.gave(&ascending, b"", ok()),
+        runs.gave(&ascending, b"warn\n", ok()),
+    ];
+    let diffs = variant_diffs(&judged(&steady, &in_stderr, &[]));
+    assert!(
+        diffs[0].starts_with("stderr:\n"),
+        "the equal stdout is left out: {}",
+        diffs[0]
+    );
+}
+
+#[test]
+fn runs_too_large_to_normalize_that_differ_raw_cannot_be_told_flaky() {
+    let mut runs = Runs::new();
+    let (ascending, swapped) = (too_large_to_load(false), too_large_to_load(true));
+    let varying = [runs.printed(&ascending), runs.printed(&swapped)];
+    let steady = [runs.printed(&ascending), runs.printed(&ascending)];
+    let mask = RuleDraft {
+        name: "ids".into(),
+        line: 1,
+        keys: vec![
+            ("kind".into(), "mask".into(), 2),
+            ("stream".into(), "stdout".into(), 3),
+            ("pattern".into(), "^0000".into(), 4),
+        ],
+    }
+    .build()
+    .expect("the rule is valid");
+    let Verdict::Error { reason } = judged(&steady, &varying, &[mask]).verdict else {
+        panic!("runs that differ raw past the limit, with a rule, cannot be judged");
+    };
+    assert!(
+        reason.contains("whether the arm is flaky cannot be told"),
+        "{reason}"
     );
 }
