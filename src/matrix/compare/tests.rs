@@ -351,3 +351,37 @@ fn runs_too_large_to_normalize_that_differ_raw_cannot_be_told_flaky() {
         "{reason}"
     );
 }
+
+#[test]
+fn runs_that_agree_only_once_normalized_count_the_rules_they_needed() {
+    let mut runs = Runs::new();
+    let timed = |ms: u32| format!("ok\nfine\ntook {ms} ms\n").into_bytes();
+    let varying = [
+        runs.printed(&timed(1)),
+        runs.printed(&timed(2)),
+        runs.printed(&timed(1)),
+    ];
+    let steady: Vec<Captured> = (0..3).map(|_| runs.printed(&timed(1))).collect();
+    let mask = RuleDraft {
+        name: "timing".into(),
+        line: 1,
+        keys: vec![
+            ("kind".into(), "mask".into(), 2),
+            ("stream".into(), "stdout".into(), 3),
+            ("pattern".into(), "took [0-9]+ ms".into(), 4),
+        ],
+    }
+    .build()
+    .expect("the rule is valid");
+    let judged = judged(&steady, &varying, &[mask]);
+    assert_eq!(judged.verdict, Verdict::Identical, "{:?}", judged.notes);
+    let timing = Fired {
+        rule: "timing".into(),
+        times: 1,
+    };
+    assert_eq!(
+        judged.fired,
+        [timing],
+        "run 2 needed the mask, runs 1 and 3 did not"
+    );
+}
