@@ -332,18 +332,8 @@ fn runs_too_large_to_normalize_that_differ_raw_cannot_be_told_flaky() {
     let (ascending, swapped) = (too_large_to_load(false), too_large_to_load(true));
     let varying = [runs.printed(&ascending), runs.printed(&swapped)];
     let steady = [runs.printed(&ascending), runs.printed(&ascending)];
-    let mask = RuleDraft {
-        name: "ids".into(),
-        line: 1,
-        keys: vec![
-            ("kind".into(), "mask".into(), 2),
-            ("stream".into(), "stdout".into(), 3),
-            ("pattern".into(), "^0000".into(), 4),
-        ],
-    }
-    .build()
-    .expect("the rule is valid");
-    let Verdict::Error { reason } = judged(&steady, &varying, &[mask]).verdict else {
+    let Verdict::Error { reason } = judged(&steady, &varying, &[mask("ids", "^0000")]).verdict
+    else {
         panic!("runs that differ raw past the limit, with a rule, cannot be judged");
     };
     assert!(
@@ -362,18 +352,7 @@ fn runs_that_agree_only_once_normalized_count_the_rules_they_needed() {
         runs.printed(&timed(1)),
     ];
     let steady: Vec<Captured> = (0..3).map(|_| runs.printed(&timed(1))).collect();
-    let mask = RuleDraft {
-        name: "timing".into(),
-        line: 1,
-        keys: vec![
-            ("kind".into(), "mask".into(), 2),
-            ("stream".into(), "stdout".into(), 3),
-            ("pattern".into(), "took [0-9]+ ms".into(), 4),
-        ],
-    }
-    .build()
-    .expect("the rule is valid");
-    let judged = judged(&steady, &varying, &[mask]);
+    let judged = judged(&steady, &varying, &[mask("timing", "took [0-9]+ ms")]);
     assert_eq!(judged.verdict, Verdict::Identical, "{:?}", judged.notes);
     let timing = Fired {
         rule: "timing".into(),
@@ -383,5 +362,50 @@ fn runs_that_agree_only_once_normalized_count_the_rules_they_needed() {
         judged.fired,
         [timing],
         "run 2 needed the mask, runs 1 and 3 did not"
+    );
+}
+
+/// A mask on stdout named `name` with the pattern given.
+fn mask(name: &str, pattern: &str) -> Rule {
+    RuleDraft {
+        name: name.into(),
+        line: 1,
+        keys: vec![
+            ("kind".into(), "mask".into(), 2),
+            ("stream".into(), "stdout".into(), 3),
+            ("pattern".into(), pattern.into(), 4),
+        ],
+    }
+    .build()
+    .expect("the rule is valid")
+}
+
+#[test]
+fn the_trust_check_fails_rules_that_hide_a_change_in_more_than_half_the_lines() {
+    // The mask hides the number of every `n` line, and of no `k` line.
+    let lines = |hidden: usize| -> Vec<u8> {
+        (0..8)
+            .map(|i| format!("{} {i}\n", if i < hidden { 'n' } else { 'k' }))
+            .collect::<String>()
+            .into_bytes()
+    };
+    let mut runs = Runs::new();
+    let rules = [mask("numbers", "n [0-9]")];
+    let half = lines(4);
+    let judged_half = judged(&[runs.printed(&half)], &[runs.printed(&half)], &rules);
+    assert_eq!(
+        judged_half.verdict,
+        Verdict::Identical,
+        "4 of 8 lines is not more than half"
+    );
+    let most = lines(5);
+    let Verdict::Error { reason } =
+        judged(&[runs.printed(&most)], &[runs.printed(&most)], &rules).verdict
+    else {
+        panic!("5 of 8 lines is more than half");
+    };
+    assert!(
+        reason.contains("(hidden in 5 of 8 lines sampled: lines 1, 2, 3, 4, 5…)"),
+        "{reason}"
     );
 }
