@@ -409,3 +409,28 @@ fn the_trust_check_fails_rules_that_hide_a_change_in_more_than_half_the_lines() 
         "{reason}"
     );
 }
+
+#[test]
+fn the_trust_check_changes_16_places_and_4_in_a_text_over_a_mib() {
+    // Digits only, and a mask over every number: every one-byte change is hidden.
+    let numbers = |len: usize| -> Vec<u8> {
+        let mut text: Vec<u8> = (0..)
+            .flat_map(|i| format!("{i:07}\n").into_bytes())
+            .take(len)
+            .collect();
+        *text.last_mut().unwrap() = b'\n';
+        text
+    };
+    let mut runs = Runs::new();
+    let rules = [mask("numbers", "[0-9]+")];
+    for (len, places) in [(400, 16), (1 << 20, 16), ((1 << 20) + 8, 4)] {
+        let text = numbers(len);
+        let Verdict::Error { reason } =
+            judged(&[runs.printed(&text)], &[runs.printed(&text)], &rules).verdict
+        else {
+            panic!("a mask over every number hides every change");
+        };
+        let tried = format!("(tried at {places} places spread over it)");
+        assert!(reason.contains(&tried), "{len} bytes: {reason}");
+    }
+}
