@@ -248,27 +248,36 @@ fn a_changed_line_differs_with_its_diff() {
 const NINE_LINES: &str =
     "print 'line 1\\nline 2\\nline 3\\nline 4\\nline 5\\nline 6\\nline 7\\nline 8\\nline 9\\n'";
 
-#[test]
-fn an_arm_that_varies_between_runs_is_flaky_with_its_variants() {
+/// Runs the nine lines against a candidate that drops line 5 every `every`th run,
+/// `runs` times each: the output, and the one flaky arm, checked to be the
+/// candidate's.
+fn flaky_candidate(every: u32, runs: u32) -> (Output, Value) {
     let dir = temp_dir();
     let sets = one_set_file(dir.path(), "");
     let counter = counter_file(dir.path(), "runs");
     let out = run_sets(
         &double(NINE_LINES),
-        &double(&format!("drop-every 2 {counter}")),
+        &double(&format!("drop-every {every} {counter}")),
         &sets,
-        &["--runs", "4"],
+        &["--runs", &runs.to_string()],
     );
     assert_exit(&out, 1);
     let report = json_report(&out);
-    assert_eq!(report["runs"], 4, "{out}");
+    assert_eq!(report["runs"], runs, "{out}");
     let case = only_case(&report, &out);
     assert_eq!(case["verdict"]["kind"], "flaky", "{out}");
     let arms = case["verdict"]["arms"].as_array().expect("flaky arms");
     assert_eq!(arms.len(), 1, "only the candidate varies\n{out}");
     assert_eq!(arms[0]["arm"], "candidate", "{out}");
-    assert_eq!(variant_runs(&arms[0]), [vec![1, 3], vec![2, 4]], "{out}");
-    let diff = arms[0]["variants"][1]["diff"].as_str().expect("a diff");
+    let arm = arms[0].clone();
+    (out, arm)
+}
+
+#[test]
+fn an_arm_that_varies_between_runs_is_flaky_with_its_variants() {
+    let (out, arm) = flaky_candidate(2, 4);
+    assert_eq!(variant_runs(&arm), [vec![1, 3], vec![2, 4]], "{out}");
+    let diff = arm["variants"][1]["diff"].as_str().expect("a diff");
     assert!(diff.contains("\n-line 5\n"), "{out}");
     assert!(
         text_report(&out).contains("the candidate arm gave 2 different outputs"),
@@ -278,21 +287,8 @@ fn an_arm_that_varies_between_runs_is_flaky_with_its_variants() {
 
 #[test]
 fn two_runs_are_enough_to_find_an_arm_that_alternates() {
-    let dir = temp_dir();
-    let sets = one_set_file(dir.path(), "");
-    let counter = counter_file(dir.path(), "runs");
-    let out = run_sets(
-        &double(NINE_LINES),
-        &double(&format!("drop-every 2 {counter}")),
-        &sets,
-        &["--runs", "2"],
-    );
-    assert_exit(&out, 1);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(case["verdict"]["kind"], "flaky", "{out}");
-    let arms = case["verdict"]["arms"].as_array().expect("flaky arms");
-    assert_eq!(arms.len(), 1, "{out}");
-    assert_eq!(variant_runs(&arms[0]), [vec![1], vec![2]], "{out}");
+    let (out, arm) = flaky_candidate(2, 2);
+    assert_eq!(variant_runs(&arm), [vec![1], vec![2]], "{out}");
 }
 
 #[test]
@@ -314,25 +310,11 @@ fn an_arm_that_gives_the_same_output_every_run_is_not_flaky() {
 
 #[test]
 fn a_line_dropped_once_in_fifty_runs_is_found_with_fifty_runs() {
-    let dir = temp_dir();
-    let sets = one_set_file(dir.path(), "");
-    let counter = counter_file(dir.path(), "runs");
-    let out = run_sets(
-        &double(NINE_LINES),
-        &double(&format!("drop-every 50 {counter}")),
-        &sets,
-        &["--runs", "50"],
-    );
-    assert_exit(&out, 1);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(case["verdict"]["kind"], "flaky", "{out}");
-    let arms = case["verdict"]["arms"].as_array().expect("flaky arms");
-    assert_eq!(arms.len(), 1, "{out}");
-    assert_eq!(arms[0]["arm"], "candidate", "{out}");
-    let runs = variant_runs(&arms[0]);
+    let (out, arm) = flaky_candidate(50, 50);
+    let runs = variant_runs(&arm);
     assert_eq!(runs, [(1..50).collect::<Vec<u64>>(), vec![50]], "{out}");
     assert!(
-        arms[0]["variants"][1]["diff"]
+        arm["variants"][1]["diff"]
             .as_str()
             .is_some_and(|d| d.contains("\n-line 5\n")),
         "{out}"
