@@ -164,17 +164,16 @@ fn an_arm_error_names_the_run_only_when_there_were_several() {
     let timed_out = ArmStatus::TimedOut { after_secs: 1.5 };
     let twice = [runs.printed(b"a\n"), runs.ended(b"", timed_out.clone())];
     let fine = [runs.printed(b"a\n"), runs.printed(b"a\n")];
-    let Verdict::Error { reason } = judged(&twice, &fine, &[]).verdict else {
-        panic!("a timed-out run is an error");
-    };
+    let reason = error_reason(judged(&twice, &fine, &[]), "a timed-out run is an error");
     assert!(
         reason.starts_with("reference arm (run 2) timed out after 1.5s"),
         "{reason}"
     );
     let once = [runs.ended(b"", timed_out)];
-    let Verdict::Error { reason } = judged(&fine[..1], &once, &[]).verdict else {
-        panic!("a timed-out run is an error");
-    };
+    let reason = error_reason(
+        judged(&fine[..1], &once, &[]),
+        "a timed-out run is an error",
+    );
     assert!(
         reason.starts_with("candidate arm timed out after 1.5s"),
         "{reason}"
@@ -268,6 +267,14 @@ fn a_long_line_on_one_side_shows_only_the_first_difference() {
     );
 }
 
+/// Why the case was judged an error; `expected` says why it should have been one.
+fn error_reason(judged: Judged, expected: &str) -> String {
+    match judged.verdict {
+        Verdict::Error { reason } => reason,
+        other => panic!("{expected}, yet the verdict is {other:?}"),
+    }
+}
+
 /// The diffs of a flaky arm's variants, the first's (none) left out.
 fn variant_diffs(judged: &Judged) -> Vec<String> {
     let Verdict::Flaky { arms } = &judged.verdict else {
@@ -332,10 +339,10 @@ fn runs_too_large_to_normalize_that_differ_raw_cannot_be_told_flaky() {
     let (ascending, swapped) = (too_large_to_load(false), too_large_to_load(true));
     let varying = [runs.printed(&ascending), runs.printed(&swapped)];
     let steady = [runs.printed(&ascending), runs.printed(&ascending)];
-    let Verdict::Error { reason } = judged(&steady, &varying, &[mask("ids", "^0000")]).verdict
-    else {
-        panic!("runs that differ raw past the limit, with a rule, cannot be judged");
-    };
+    let reason = error_reason(
+        judged(&steady, &varying, &[mask("ids", "^0000")]),
+        "runs that differ raw past the limit, with a rule, cannot be judged",
+    );
     assert!(
         reason.contains("whether the arm is flaky cannot be told"),
         "{reason}"
@@ -399,11 +406,10 @@ fn the_trust_check_fails_rules_that_hide_a_change_in_more_than_half_the_lines() 
         "4 of 8 lines is not more than half"
     );
     let most = lines(5);
-    let Verdict::Error { reason } =
-        judged(&[runs.printed(&most)], &[runs.printed(&most)], &rules).verdict
-    else {
-        panic!("5 of 8 lines is more than half");
-    };
+    let reason = error_reason(
+        judged(&[runs.printed(&most)], &[runs.printed(&most)], &rules),
+        "5 of 8 lines is more than half",
+    );
     assert!(
         reason.contains("(hidden in 5 of 8 lines sampled: lines 1, 2, 3, 4, 5…)"),
         "{reason}"
@@ -425,11 +431,10 @@ fn the_trust_check_changes_16_places_and_4_in_a_text_over_a_mib() {
     let rules = [mask("numbers", "[0-9]+")];
     for (len, places) in [(400, 16), (1 << 20, 16), ((1 << 20) + 8, 4)] {
         let text = numbers(len);
-        let Verdict::Error { reason } =
-            judged(&[runs.printed(&text)], &[runs.printed(&text)], &rules).verdict
-        else {
-            panic!("a mask over every number hides every change");
-        };
+        let reason = error_reason(
+            judged(&[runs.printed(&text)], &[runs.printed(&text)], &rules),
+            "a mask over every number hides every change",
+        );
         let tried = format!("(tried at {places} places spread over it)");
         assert!(reason.contains(&tried), "{len} bytes: {reason}");
     }
