@@ -188,6 +188,11 @@ fn outputs_too_large_to_load_that_differ_only_in_order_differ_when_no_rule_sorts
     let judged = judged(&[ours], &[theirs], &[]);
     assert_eq!(judged.verdict, Verdict::Differs);
     assert_eq!(stdout_verdict(&judged), StreamVerdict::Differs);
+    assert!(
+        judged.notes[0].starts_with("stdout: larger than 4 MiB, so compared line by line"),
+        "{:?}",
+        judged.notes
+    );
 }
 
 #[test]
@@ -213,6 +218,17 @@ fn outputs_too_large_to_sort_in_another_order_tally_the_sorting_rule() {
     let theirs = runs.printed(&too_large_to_load(true));
     let judged = judged(&[ours], &[theirs], &[stdout_rule("order", "sort-lines")]);
     assert_eq!(judged.verdict, Verdict::OrderOnly);
+    let before_sorting = &judged.streams[0].displaced;
+    assert!(
+        before_sorting[0].starts_with("(the first difference, before sorting)\n"),
+        "{before_sorting:?}"
+    );
+    assert!(
+        judged.notes[0]
+            .starts_with("stdout: larger than 4 MiB, so its lines were compared as a set"),
+        "{:?}",
+        judged.notes
+    );
     assert_eq!(
         judged.fired,
         [Fired {
