@@ -457,3 +457,25 @@ fn the_trust_check_changes_16_places_and_4_in_a_text_over_a_mib() {
         assert!(reason.ends_with("after rules numbers"), "{reason}");
     }
 }
+
+#[test]
+fn the_trust_check_changes_each_place_once_and_punctuation_where_there_is_nothing_else() {
+    let mut runs = Runs::new();
+    let mut hidden_at = |text: &[u8], rule: Rule| {
+        let judged = judged(&[runs.printed(text)], &[runs.printed(text)], &[rule]);
+        error_reason(judged, "the mask hides every change the check makes")
+    };
+    // Two digits: sixteen places asked for, two there to change.
+    let reason = hidden_at(b"12\n", mask("numbers", "[0-9]+"));
+    assert!(
+        reason.contains("(tried at 2 places spread over it)"),
+        "{reason}"
+    );
+    // No letter or digit anywhere: the dashes are changed (to `x`), never the
+    // line breaks, whose change would show as lines joined.
+    let reason = hidden_at(&b"----\n".repeat(8), mask("dashes", "-x|x-|--"));
+    assert!(
+        reason.contains("(tried at 16 places spread over it)"),
+        "{reason}"
+    );
+}
