@@ -276,6 +276,7 @@ mod tests {
             assert_eq!(copy.len(), text.len());
         }
         assert_eq!(word_edges(b"12\t{tree}/a\n"), vec![0, 1, 4, 7, 10]);
+        assert_eq!(word_edges(b"ab cd"), vec![0, 1, 3, 4], "a word at the very end");
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
         assert_eq!(mutated(b"", spread_points(b"", &[])[0]), b"x");
         let rooted = b"4\t/t/web/a\n";
