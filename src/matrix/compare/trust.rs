@@ -238,7 +238,6 @@ fn mutated(text: &[u8], at: usize) -> Vec<u8> {
                 b'z' => b'a',
                 b'Z' => b'A',
                 b if b.is_ascii_alphanumeric() => b + 1,
-                b'x' => b'y',
                 _ => b'x',
             }
         }
@@ -276,7 +275,20 @@ mod tests {
             assert_eq!(copy.len(), text.len());
         }
         assert_eq!(word_edges(b"12\t{tree}/a\n"), vec![0, 1, 4, 7, 10]);
-        assert_eq!(word_edges(b"ab cd"), vec![0, 1, 3, 4], "a word at the very end");
+        assert_eq!(
+            word_edges(b"ab cd"),
+            vec![0, 1, 3, 4],
+            "a word at the very end"
+        );
+        for (from, to) in [
+            (b'9', b'0'),
+            (b'z', b'a'),
+            (b'Z', b'A'),
+            (b'a', b'b'),
+            (b'-', b'x'),
+        ] {
+            assert_eq!(mutated(&[from], 0), [to], "{}", from as char);
+        }
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
         assert_eq!(mutated(b"", spread_points(b"", &[])[0]), b"x");
         let rooted = b"4\t/t/web/a\n";
