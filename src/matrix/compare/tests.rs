@@ -52,15 +52,15 @@ impl Runs {
     }
 }
 
-/// A rule named `name` of `kind` on stdout, for every group.
-fn stdout_rule(name: &str, kind: &str) -> Rule {
+/// A rule named `name` on stdout, for every group, with the keys given.
+fn stdout_rule(name: &str, keys: &[(&str, &str)]) -> Rule {
+    let keys = [("stream", "stdout")].iter().chain(keys);
     RuleDraft {
         name: name.into(),
         line: 1,
-        keys: vec![
-            ("kind".into(), kind.into(), 2),
-            ("stream".into(), "stdout".into(), 3),
-        ],
+        keys: (keys.enumerate())
+            .map(|(i, (key, value))| (key.to_string(), value.to_string(), i + 2))
+            .collect(),
     }
     .build()
     .expect("the rule is valid")
@@ -207,7 +207,11 @@ fn runs_too_large_to_load_in_another_order_are_flaky_unless_a_rule_sorts_them() 
         "{:?}",
         unsorted.verdict
     );
-    let sorted = judged(&shuffled, &steady, &[stdout_rule("order", "sort-lines")]);
+    let sorted = judged(
+        &shuffled,
+        &steady,
+        &[stdout_rule("order", &[("kind", "sort-lines")])],
+    );
     assert_eq!(sorted.verdict, Verdict::Identical, "{:?}", sorted.notes);
 }
 
@@ -216,7 +220,11 @@ fn outputs_too_large_to_sort_in_another_order_tally_the_sorting_rule() {
     let mut runs = Runs::new();
     let ours = runs.printed(&too_large_to_load(false));
     let theirs = runs.printed(&too_large_to_load(true));
-    let judged = judged(&[ours], &[theirs], &[stdout_rule("order", "sort-lines")]);
+    let judged = judged(
+        &[ours],
+        &[theirs],
+        &[stdout_rule("order", &[("kind", "sort-lines")])],
+    );
     assert_eq!(judged.verdict, Verdict::OrderOnly);
     let before_sorting = &judged.streams[0].displaced;
     assert!(
@@ -390,17 +398,7 @@ fn runs_that_agree_only_once_normalized_count_the_rules_they_needed() {
 
 /// A mask on stdout named `name` with the pattern given.
 fn mask(name: &str, pattern: &str) -> Rule {
-    RuleDraft {
-        name: name.into(),
-        line: 1,
-        keys: vec![
-            ("kind".into(), "mask".into(), 2),
-            ("stream".into(), "stdout".into(), 3),
-            ("pattern".into(), pattern.into(), 4),
-        ],
-    }
-    .build()
-    .expect("the rule is valid")
+    stdout_rule(name, &[("kind", "mask"), ("pattern", pattern)])
 }
 
 #[test]
