@@ -113,7 +113,8 @@ impl Parser {
     }
 
     fn open_rule(&mut self, line: usize, name: &str) -> Result<(), String> {
-        if name.is_empty() || name.contains([',', ' ']) {
+        // Never empty: the header was trimmed, so something follows `rule `.
+        if name.contains([',', ' ']) {
             return Err(format!("bad rule name `{name}`"));
         }
         self.section = Section::Rule(RuleDraft {

@@ -37,6 +37,14 @@ fn malformed_files_name_the_line() {
         "x.sets:1: `shrink-common` is yes or no, not `maybe`"
     );
     assert!(error_of("# nothing\n").contains("no `[group]`"));
+    assert_eq!(
+        error_of("[g]\n-a\n[rule a,b]\n"),
+        "x.sets:3: bad rule name `a,b`"
+    );
+    assert_eq!(
+        error_of("[g]\n-a\n[rule  a b ]\n"),
+        "x.sets:3: bad rule name `a b`"
+    );
 }
 
 #[test]
