@@ -45,6 +45,21 @@ fn malformed_files_name_the_line() {
         error_of("[g]\n-a\n[rule  a b ]\n"),
         "x.sets:3: bad rule name `a b`"
     );
+    // The last group is checked at the end of the file, naming its last line.
+    assert_eq!(
+        error_of("[g]\n-a\n[h]\n\n"),
+        "x.sets:4: group `h` has no sets"
+    );
+    let scoped = |groups: &str| {
+        format!(
+            "[g]\n-a\n[h]\n-b\n[rule r]\nkind = sort-lines\nstream = stdout\ngroups = {groups}\n"
+        )
+    };
+    assert_eq!(
+        error_of(&scoped("g, i")),
+        "x.sets:5: rule `r` names no such group `i`"
+    );
+    assert!(parse("x.sets", &scoped("h, g")).is_ok());
 }
 
 #[test]
