@@ -126,6 +126,30 @@ fn keys_out_of_their_place_are_refused() {
 }
 
 #[test]
+fn a_value_is_read_as_a_json_string_only_when_quoted_at_both_ends() {
+    for (value, read) in [
+        ("\"caf\\u00e9\"", "caf\u{e9}"),
+        ("say \"hi\"", "say \"hi\""),
+        ("\"hi and bye", "\"hi and bye"),
+        ("\"", "\""),
+    ] {
+        let file = parse("x.sets", &format!("description = {value}\n[g]\n-a\n"))
+            .unwrap_or_else(|e| panic!("{value}: {e}"));
+        assert_eq!(file.description, read, "{value}");
+    }
+}
+
+#[test]
+fn a_bad_header_says_what_a_header_looks_like() {
+    for header in ["[a b]", "[]", "[g"] {
+        assert_eq!(
+            error_of(&format!("{header}\n-a\n")),
+            format!("x.sets:1: bad header `{header}` (expected `[group]` or `[rule NAME]`)")
+        );
+    }
+}
+
+#[test]
 fn a_hash_inside_a_word_or_quotes_is_kept() {
     let file = parse(
         "x.sets",
