@@ -140,6 +140,49 @@ fn a_value_is_read_as_a_json_string_only_when_quoted_at_both_ends() {
 }
 
 #[test]
+fn a_hash_escaped_or_inside_double_quotes_is_no_comment() {
+    let file = parse(
+        "x.sets",
+        "[g]\n-name a\\ #b\n-path \"c #d\"\n-name \"e\\\" #f\"\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let sets: Vec<&[String]> = file.groups[0].sets.iter().map(|s| &s.args[..]).collect();
+    assert_eq!(
+        sets,
+        [
+            &["-name", "a #b"][..],
+            &["-path", "c #d"],
+            &["-name", "e\" #f"]
+        ]
+    );
+    // Once the quotes close, a `#` that starts a word begins a comment again.
+    let error = error_of("[g]\n-name \"a\" #b\n");
+    assert!(
+        error.starts_with("x.sets:2: ") && error.contains("would begin a comment"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_env_key_without_a_name_is_no_header_key() {
+    let rule = "[g]\n-a\n[rule r]\nkind = sort-lines\nstream = stdout\n";
+    for key in ["env.", "env.A B"] {
+        assert_eq!(
+            error_of(&format!("{rule}{key} = 1\n")),
+            format!(
+                "x.sets:6: unknown rule key `{key}` \
+                 (kind, stream, groups, pattern, separator, placeholder, sort-arrays)"
+            )
+        );
+    }
+    let error = error_of(&format!("{rule}env.A = 1\n"));
+    assert!(
+        error.contains("header keys go before the first group"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_bad_header_says_what_a_header_looks_like() {
     for header in ["[a b]", "[]", "[g"] {
         assert_eq!(
