@@ -368,10 +368,8 @@ fn header_key(parsed: &mut FlagSetFile, key: &str, value: String) -> Result<(), 
                 shell_words::split(&value).map_err(|e| format!("cannot split the operand: {e}"))?
         }
         other => match other.strip_prefix("env.") {
-            Some(name) if is_env_name(name) => {
-                parsed.env.retain(|(n, _)| n != name);
-                parsed.env.push((name.to_string(), value));
-            }
+            // Given once: a key given twice was refused as it was read.
+            Some(name) if is_env_name(name) => parsed.env.push((name.to_string(), value)),
             Some(name) => return Err(format!("`{name}` is not an environment variable name")),
             None => {
                 return Err(format!(

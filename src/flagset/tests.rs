@@ -102,6 +102,24 @@ fn a_header_key_given_twice_is_refused() {
 }
 
 #[test]
+fn an_env_key_names_a_variable_a_shell_could_set() {
+    for name in ["", "1X", "A-B", "A B", "\u{e9}"] {
+        assert_eq!(
+            error_of(&format!("env.{name} = 1\n[g]\n-s\n")),
+            format!("x.sets:1: `{name}` is not an environment variable name")
+        );
+    }
+    let file = parse("x.sets", "env._A1 = 1\nenv.b = 2\n[g]\n-s\n").unwrap();
+    assert_eq!(
+        file.env,
+        [
+            ("_A1".to_string(), "1".to_string()),
+            ("b".into(), "2".into())
+        ]
+    );
+}
+
+#[test]
 fn keys_out_of_their_place_are_refused() {
     let header = "header keys go before the first group";
     let rule = "rule keys go in a [rule NAME] section";
