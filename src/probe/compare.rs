@@ -67,6 +67,22 @@ pub const QUIRKS: &[Quirk] = &[
     },
 ];
 
+/// The quirk in `quirks` of the file system of `magic` that explains the
+/// candidate's value of an entry the reference saw as `theirs`, if one does.
+fn quirk<'q>(
+    quirks: &'q [Quirk],
+    magic: i64,
+    candidate: &Known,
+    theirs: &Record,
+) -> Option<&'q Quirk> {
+    quirks.iter().find(|q| {
+        q.magic == magic
+            && q.field == candidate.field
+            && q.source.is_none_or(|s| s == candidate.source)
+            && (q.applies)(theirs)
+    })
+}
+
 /// Moments a reason may rest on: something the probe moved was moved after them.
 #[derive(Debug, Clone, Copy)]
 pub struct ProbeTimes {
@@ -311,15 +327,7 @@ impl<'a> Explainer<'a> {
             return Some("the entry changed between the two looks (its ctime moved)".into());
         }
         let magic = self.magic_of(theirs)?;
-        QUIRKS
-            .iter()
-            .find(|q| {
-                q.magic == magic
-                    && q.field == candidate.field
-                    && q.source.is_none_or(|s| s == candidate.source)
-                    && (q.applies)(theirs)
-            })
-            .map(|q| format!("{}: {}", q.file_system, q.why))
+        quirk(QUIRKS, magic, candidate, theirs).map(|q| format!("{}: {}", q.file_system, q.why))
     }
 
     /// Whether the entry changed between the candidate's look and the reference's:
@@ -376,156 +384,4 @@ fn restat_ctime(path: &Path) -> Option<Value> {
 pub use crate::walk::file_system::{magic as file_system_magic, name_of_magic as file_system_name};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::walk::stat::Timestamp;
-
-    /// The candidate's records held whole against the reference's, as a lister's
-    /// are.
-    fn compare(
-        candidate: &[Record],
-        reference: &[Record],
-        root: &Path,
-        times: ProbeTimes,
-    ) -> Comparison {
-        let mut tally = Tally::new(root, times);
-        let mut awaiting = Awaiting::new(candidate.to_vec());
-        for theirs in reference {
-            match awaiting.claim(&theirs.path) {
-                Some(ours) => tally.entry(ours, theirs),
-                None => tally.missing(&theirs.path, Side::Candidate),
-            }
-        }
-        for ours in awaiting.unclaimed() {
-            tally.missing(&ours.path, Side::Reference);
-        }
-        tally.finish()
-    }
-
-    fn record(path: &str, kind: FileKind, atime: i64, source: Source) -> Record {
-        let known = |field, value| Known {
-            field,
-            source,
-            value,
-        };
-        Record {
-            path: PathBuf::from(path),
-            stat_failed: None,
-            known: vec![
-                known(FieldName::Type, Value::Kind(kind)),
-                known(
-                    FieldName::Atime,
-                    Value::Time(Timestamp {
-                        secs: atime,
-                        nanos: 0,
-                    }),
-                ),
-            ],
-        }
-    }
-
-    #[test]
-    fn only_a_folders_atime_moved_forward_is_explained_by_the_listing() {
-        let root = Path::new("/nonexistent-probe-root");
-        let reference = [
-            record(".", FileKind::Dir, 10, Source::PathStat),
-            record("d", FileKind::Dir, 20, Source::PathStat),
-            record("f", FileKind::File, 20, Source::PathStat),
-            record("e", FileKind::Dir, 5, Source::PathStat),
-            record("old", FileKind::Dir, 20, Source::PathStat),
-        ];
-        let candidate = [
-            record(".", FileKind::Dir, 10, Source::Statx),
-            record("d", FileKind::Dir, 10, Source::Statx),
-            record("f", FileKind::File, 10, Source::Statx),
-            record("e", FileKind::Dir, 9, Source::Statx),
-            record("old", FileKind::Dir, 0, Source::Statx),
-        ];
-        let began = Timestamp { secs: 8, nanos: 0 };
-        let times = ProbeTimes {
-            began,
-            candidate_began: began,
-        };
-        let found = compare(&candidate, &reference, root, times);
-        let atime = found
-            .rows
-            .iter()
-            .find(|r| r.field == FieldName::Atime)
-            .unwrap();
-        // d moved forward during the probe: explained; a file's atime, a folder's
-        // that moved back, and one that was older than the probe: not.
-        assert_eq!(
-            (
-                atime.compared,
-                atime.equal,
-                atime.explained,
-                atime.unexplained
-            ),
-            (5, 1, 1, 3)
-        );
-        let paths: Vec<&str> = found.mismatches.iter().map(|m| m.path.as_str()).collect();
-        assert_eq!(paths, ["f", "e", "old"]);
-    }
-
-    #[test]
-    fn a_wrong_ctime_or_a_failed_stat_explains_nothing() {
-        let root = Path::new("/nonexistent-probe-root");
-        let with = |source, ctime: i64, size: u64, failed: Option<&str>| Record {
-            path: PathBuf::from("f"),
-            stat_failed: failed.map(String::from),
-            known: [
-                (FieldName::Type, Value::Kind(FileKind::File)),
-                (
-                    FieldName::Ctime,
-                    Value::Time(Timestamp {
-                        secs: ctime,
-                        nanos: 0,
-                    }),
-                ),
-                (FieldName::Size, Value::Number(size)),
-            ]
-            .into_iter()
-            .filter(|_| failed.is_none())
-            .map(|(field, value)| Known {
-                field,
-                source,
-                value,
-            })
-            .collect(),
-        };
-        let began = Timestamp {
-            secs: 100,
-            nanos: 0,
-        };
-        let started = ProbeTimes {
-            began,
-            candidate_began: began,
-        };
-        // The engine's ctime is wrong and so is its size; nothing moved during the
-        // probe (the reference's ctime is older than it), and the path cannot be
-        // re-stat'ed: neither difference has a reason.
-        let found = compare(
-            &[with(Source::Statx, 40, 2, None)],
-            &[with(Source::PathStat, 50, 1, None)],
-            root,
-            started,
-        );
-        let unexplained: usize = found.rows.iter().map(|r| r.unexplained).sum();
-        assert_eq!((unexplained, found.explained.len()), (2, 0));
-        let found = compare(
-            &[with(Source::Statx, 0, 0, Some("EIO"))],
-            &[with(Source::PathStat, 50, 1, None)],
-            root,
-            started,
-        );
-        assert_eq!(found.stat_failed_in_candidate, 1);
-    }
-
-    #[test]
-    fn every_quirk_names_its_file_system_and_says_why() {
-        for quirk in QUIRKS {
-            assert!(!quirk.why.is_empty() && !quirk.file_system.is_empty());
-            assert_eq!(file_system_name(quirk.magic), quirk.file_system);
-        }
-    }
-}
+mod tests;
