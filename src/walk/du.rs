@@ -184,7 +184,8 @@ impl<'a> Visit<'a, '_> {
                 return None;
             }
         };
-        if self.options.one_file_system && depth > 0 {
+        // An operand is on its own device: only what is below one can be left out.
+        if self.options.one_file_system {
             if let (Some(root), Some(dev)) = (root_dev, stat.dev) {
                 if root != dev.value {
                     return None;
@@ -471,3 +472,6 @@ pub(crate) fn printed(entries: &[super::Entry], unit: Unit, options: super::List
     write_errors(&accounted, "walk", &mut out).expect("writing to memory");
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+mod tests;
