@@ -299,20 +299,10 @@ fn display_root(operand: &OsStr) -> Cow<'_, OsStr> {
     if slashes <= 1 {
         return Cow::Borrowed(operand);
     }
-    Cow::Owned(os_from_bytes(&bytes[..bytes.len() - slashes + 1]))
-}
-
-#[cfg(unix)]
-fn os_from_bytes(bytes: &[u8]) -> OsString {
-    use std::os::unix::ffi::OsStrExt;
-    OsStr::from_bytes(bytes).to_os_string()
-}
-
-/// Elsewhere an operand with doubled trailing slashes is folded lossily; the cut is
-/// after an ASCII '/', so a well-formed name stays as it was.
-#[cfg(not(unix))]
-fn os_from_bytes(bytes: &[u8]) -> OsString {
-    OsString::from(String::from_utf8_lossy(bytes).into_owned())
+    let kept = &bytes[..bytes.len() - slashes + 1];
+    // SAFETY: `kept` came from `as_encoded_bytes` and is cut right after an ASCII
+    // '/', where such bytes may be split.
+    Cow::Owned(unsafe { OsStr::from_encoded_bytes_unchecked(kept) }.to_os_string())
 }
 
 /// The path of the names from an operand down, without doubling a slash the

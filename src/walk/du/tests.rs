@@ -122,3 +122,20 @@ fn one_file_system_leaves_out_what_is_on_another_device_and_only_then() {
         "8\tr/f\n12\tr\n8\ts/h\n12\ts\n"
     );
 }
+
+#[test]
+fn an_operand_is_printed_with_its_trailing_slashes_folded_into_one() {
+    for (operand, shown) in [
+        ("r", "r"),
+        ("r/", "r/"),
+        ("r//", "r/"),
+        ("r///", "r/"),
+        ("/", "/"),
+        ("//", "/"),
+        ("a//b//", "a//b/"),
+    ] {
+        assert_eq!(display_root(OsStr::new(operand)), OsStr::new(shown));
+    }
+    let root = folder("r///", (1, 1), vec![file("f", (1, 2, 1), 8)]);
+    assert_eq!(du_a(&[root], DuOptions::default()), "8\tr/f\n12\tr/\n");
+}
