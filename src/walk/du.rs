@@ -362,11 +362,9 @@ fn write_node(
         path.push(b'/');
     }
     path.extend_from_slice(node.name.as_encoded_bytes());
-    // Nothing below the maximum depth is printed: skip sorting and visiting it.
-    if options.max_depth.is_none_or(|max| node.depth < max) {
-        for child in sorted(&node.children) {
-            write_node(child, options, end, path, out)?;
-        }
+    // Only printed children were kept (see `Visit::counted`).
+    for child in sorted(&node.children) {
+        write_node(child, options, end, path, out)?;
     }
     if is_printed(node, options) {
         write!(out, "{}\t", shown(node.amount, options.unit))?;
