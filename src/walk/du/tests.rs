@@ -139,3 +139,48 @@ fn an_operand_is_printed_with_its_trailing_slashes_folded_into_one() {
     let root = folder("r///", (1, 1), vec![file("f", (1, 2, 1), 8)]);
     assert_eq!(du_a(&[root], DuOptions::default()), "8\tr/f\n12\tr/\n");
 }
+
+#[test]
+fn the_json_form_nests_printed_entries_with_full_names_and_sizes() {
+    use std::os::unix::ffi::OsStrExt;
+    let odd = Entry {
+        name: OsStr::from_bytes(b"n\xff").into(),
+        ..file("", (1, 4, 1), 4)
+    };
+    let sub = folder("s", (1, 2), vec![file("f", (1, 3, 1), 8)]);
+    let root = folder("r", (1, 1), vec![sub, odd]);
+    let options = DuOptions {
+        all: true,
+        total: true,
+        max_depth: Some(1),
+        ..DuOptions::default()
+    };
+    let json = to_json(&account(std::slice::from_ref(&root), &options), &options);
+    let expected = serde_json::json!({
+        "version": 1,
+        "unit": "disk-1k-blocks",
+        "total": 20,
+        "roots": [{
+            "name": "r",
+            "size": 20,
+            "children": [
+                {"name": "r/n\u{fffd}", "name_bytes": [114, 47, 110, 255], "size": 4},
+                {"name": "r/s", "size": 12, "children": []},
+            ],
+        }],
+    });
+    assert_eq!(json, expected);
+    // Without -a only folders are there, and the unit is named.
+    let options = DuOptions {
+        unit: Unit::ApparentBytes,
+        ..DuOptions::default()
+    };
+    let json = to_json(&account(std::slice::from_ref(&root), &options), &options);
+    assert_eq!(json["unit"], "apparent-bytes");
+    assert_eq!(json["roots"][0]["children"][0]["name"], "r/s");
+    assert_eq!(
+        json["roots"][0]["children"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert!(json.get("total").is_none());
+}
