@@ -27,49 +27,34 @@ fn compare(
 }
 
 fn record(path: &str, kind: FileKind, atime: i64, source: Source) -> Record {
-    let known = |field, value| Known {
-        field,
-        source,
-        value,
-    };
-    Record {
-        path: PathBuf::from(path),
-        stat_failed: None,
-        known: vec![
-            known(FieldName::Type, Value::Kind(kind)),
-            known(
-                FieldName::Atime,
-                Value::Time(Timestamp {
-                    secs: atime,
-                    nanos: 0,
-                }),
-            ),
+    known(
+        path,
+        &[
+            (FieldName::Type, source, Value::Kind(kind)),
+            (FieldName::Atime, source, Value::Time(at(atime))),
         ],
-    }
+    )
 }
 
 #[test]
 fn only_a_folders_atime_moved_forward_is_explained_by_the_listing() {
-    let root = Path::new("/nonexistent-probe-root");
-    let reference = [
-        record(".", FileKind::Dir, 10, Source::PathStat),
-        record("d", FileKind::Dir, 20, Source::PathStat),
-        record("f", FileKind::File, 20, Source::PathStat),
-        record("e", FileKind::Dir, 5, Source::PathStat),
-        record("old", FileKind::Dir, 20, Source::PathStat),
+    // Path, type, and the atime the reference and the candidate saw.
+    let seen = [
+        (".", FileKind::Dir, 10, 10),
+        ("d", FileKind::Dir, 20, 10),
+        ("f", FileKind::File, 20, 10),
+        ("e", FileKind::Dir, 5, 9),
+        ("old", FileKind::Dir, 20, 0),
     ];
-    let candidate = [
-        record(".", FileKind::Dir, 10, Source::Statx),
-        record("d", FileKind::Dir, 10, Source::Statx),
-        record("f", FileKind::File, 10, Source::Statx),
-        record("e", FileKind::Dir, 9, Source::Statx),
-        record("old", FileKind::Dir, 0, Source::Statx),
-    ];
-    let began = Timestamp { secs: 8, nanos: 0 };
-    let times = ProbeTimes {
-        began,
-        candidate_began: began,
+    let side = |source, ours: bool| -> Vec<Record> {
+        (seen.iter())
+            .map(|&(path, kind, theirs, mine)| {
+                record(path, kind, if ours { mine } else { theirs }, source)
+            })
+            .collect()
     };
+    let (reference, candidate) = (side(Source::PathStat, false), side(Source::Statx, true));
+    let (root, times) = (Path::new(NOWHERE), since(8));
     let found = compare(&candidate, &reference, root, times);
     let atime = found
         .rows
@@ -93,38 +78,22 @@ fn only_a_folders_atime_moved_forward_is_explained_by_the_listing() {
 
 #[test]
 fn a_wrong_ctime_or_a_failed_stat_explains_nothing() {
-    let root = Path::new("/nonexistent-probe-root");
-    let with = |source, ctime: i64, size: u64, failed: Option<&str>| Record {
-        path: PathBuf::from("f"),
-        stat_failed: failed.map(String::from),
-        known: [
-            (FieldName::Type, Value::Kind(FileKind::File)),
-            (
-                FieldName::Ctime,
-                Value::Time(Timestamp {
-                    secs: ctime,
-                    nanos: 0,
-                }),
-            ),
-            (FieldName::Size, Value::Number(size)),
-        ]
-        .into_iter()
-        .filter(|_| failed.is_none())
-        .map(|(field, value)| Known {
-            field,
-            source,
-            value,
-        })
-        .collect(),
+    let with = |source, ctime: i64, size: u64, failed: Option<&str>| match failed {
+        Some(error) => Record {
+            path: PathBuf::from("f"),
+            stat_failed: Some(error.to_string()),
+            known: Vec::new(),
+        },
+        None => known(
+            "f",
+            &[
+                (FieldName::Type, source, Value::Kind(FileKind::File)),
+                (FieldName::Ctime, source, Value::Time(at(ctime))),
+                (FieldName::Size, source, Value::Number(size)),
+            ],
+        ),
     };
-    let began = Timestamp {
-        secs: 100,
-        nanos: 0,
-    };
-    let started = ProbeTimes {
-        began,
-        candidate_began: began,
-    };
+    let (root, started) = (Path::new(NOWHERE), since(100));
     // The engine's ctime is wrong and so is its size; nothing moved during the
     // probe (the reference's ctime is older than it), and the path cannot be
     // re-stat'ed: neither difference has a reason.
