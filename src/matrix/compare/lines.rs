@@ -133,6 +133,53 @@ mod tests {
         assert_eq!(digests(b"x\na\n")[1], ended[0]);
     }
 
+    /// A reader that fails with each error of `errors` in turn before each of its
+    /// two pieces of text: `a\nb` and `c\n`.
+    struct Failing {
+        errors: Vec<io::ErrorKind>,
+        pieces: Vec<&'static [u8]>,
+        fail_next: bool,
+    }
+
+    impl io::Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.fail_next = !self.fail_next;
+            if self.fail_next {
+                if let Some(kind) = self.errors.pop() {
+                    return Err(io::Error::new(kind, "made up"));
+                }
+            }
+            let Some(piece) = self.pieces.pop() else {
+                return Ok(0);
+            };
+            buf[..piece.len()].copy_from_slice(piece);
+            Ok(piece.len())
+        }
+    }
+
+    fn lines_of(errors: Vec<io::ErrorKind>) -> Lines<'static> {
+        let pieces = vec![&b"c\n"[..], b"a\nb"];
+        let reader = Failing {
+            errors,
+            pieces,
+            fail_next: false,
+        };
+        Lines {
+            reader: Box::new(io::BufReader::new(reader)),
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_retried_and_any_other_error_ends_the_text() {
+        let interrupted = vec![io::ErrorKind::Interrupted; 2];
+        let mut lines = lines_of(interrupted);
+        let read: Vec<u128> = std::iter::from_fn(|| lines.next_digest().unwrap()).collect();
+        assert_eq!(read, digests(b"a\nbc\n"));
+        let mut lines = lines_of(vec![io::ErrorKind::PermissionDenied]);
+        let error = lines.next_digest().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+    }
+
     #[test]
     fn a_line_read_in_many_blocks_has_the_digest_it_has_in_one() {
         let dir = tempfile::tempdir().unwrap();
