@@ -105,7 +105,8 @@ pub fn account<'a>(operands: &'a [Entry], options: &DuOptions) -> Accounted<'a> 
     };
     for root in operands {
         let root_dev = root.stat.as_ref().ok().and_then(|s| s.dev).map(|d| d.value);
-        if let Some(node) = visit.entry(root, display_root(&root.name), 0, root_dev) {
+        let name = Cow::Borrowed(display_root(&root.name));
+        if let Some(node) = visit.entry(root, name, 0, root_dev) {
             visit.out.roots.push(node);
         }
     }
@@ -293,16 +294,13 @@ fn summed_amount(summed: &Summed, unit: Unit) -> u64 {
 }
 
 /// An operand as du prints it: trailing slashes folded into one.
-fn display_root(operand: &OsStr) -> Cow<'_, OsStr> {
+fn display_root(operand: &OsStr) -> &OsStr {
     let bytes = operand.as_encoded_bytes();
     let slashes = bytes.iter().rev().take_while(|&&b| b == b'/').count();
-    if slashes <= 1 {
-        return Cow::Borrowed(operand);
-    }
-    let kept = &bytes[..bytes.len() - slashes + 1];
-    // SAFETY: `kept` came from `as_encoded_bytes` and is cut right after an ASCII
-    // '/', where such bytes may be split.
-    Cow::Owned(unsafe { OsStr::from_encoded_bytes_unchecked(kept) }.to_os_string())
+    let kept = &bytes[..bytes.len() - slashes.saturating_sub(1)];
+    // SAFETY: `kept` came from `as_encoded_bytes` and is whole or cut right after an
+    // ASCII '/', where such bytes may be split.
+    unsafe { OsStr::from_encoded_bytes_unchecked(kept) }
 }
 
 /// The path of the names from an operand down, without doubling a slash the
