@@ -24,12 +24,12 @@
 
 mod listing;
 mod stat;
+mod stat_all;
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -43,8 +43,9 @@ use crate::walk::{
     settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
     SumFacts, Summed,
 };
-use listing::{first_batch, Listing, Named};
-use stat::{kind_of_type, stat_entry, stat_open_folder, stat_or_sum, Made};
+use listing::{first_batch, Listing};
+use stat::{kind_of_type, stat_entry, stat_open_folder};
+use stat_all::{stat_all, Statted};
 
 /// A folder with at least this many entries has its stats spread over the pool.
 const CHUNKED_FOLDER: usize = 1024;
@@ -445,102 +446,6 @@ struct EnteredEarly {
 enum Opened {
     Folder(OwnedFd),
     Settled(Contents),
-}
-
-/// What statting a folder's names made: the entries kept, the index each had in the
-/// listing, and the figures of the files left out.
-#[derive(Default)]
-struct Statted {
-    entries: Vec<Entry>,
-    listed_at: Vec<usize>,
-    summed: Summed,
-}
-
-impl Statted {
-    /// Room for the entries a listing's `d_type`s say are kept: its folders, which
-    /// are never only summed. Most of a tree's entries are files that are, so room
-    /// for every name would be mostly given back; a kept file or link past the
-    /// guess grows the vectors once.
-    fn for_listing(listing: &Listing) -> Statted {
-        let folders = listing.named_folders().count();
-        Statted {
-            entries: Vec::with_capacity(folders),
-            listed_at: Vec::with_capacity(folders),
-            summed: Summed::default(),
-        }
-    }
-
-    /// Keeps an entry made of the name at `at`, or adds a file left out.
-    fn add(&mut self, at: usize, made: Result<Entry, SumFacts>) {
-        match made {
-            Ok(entry) => {
-                self.entries.push(entry);
-                self.listed_at.push(at);
-            }
-            Err(file) => self.summed.add(&file),
-        }
-    }
-}
-
-/// Whether the walk only sums a file, given its index in the listing.
-type LeftOut<'a> = dyn Fn(usize, &SumFacts) -> bool + Sync + 'a;
-/// The stat already taken of the name at an index of the listing, if any.
-type Given<'a> = dyn Fn(usize) -> Option<StatFields> + Sync + 'a;
-
-/// Stats every listed name relative to the folder, spread over the pool in chunks
-/// when the folder is huge, and makes the entries; contents are filled in by
-/// whoever enters them. A file `left_out` (given its index in the listing) says the
-/// walk sums is only added up: it never gets an entry or a name of its own. A name
-/// whose stat is `given` (a subfolder statted through its open descriptor) is not
-/// statted again.
-fn stat_all(
-    fd: &OwnedFd,
-    listing: &Listing,
-    follow: bool,
-    census: &Counters,
-    (left_out, given): (&LeftOut<'_>, &Given<'_>),
-) -> Statted {
-    let make = |at: usize, named: &Named, census: &Counters| {
-        let name = listing.name(named);
-        let made = match given(at) {
-            Some(stat) => Made::Kept(Ok(stat)),
-            None => stat_or_sum(fd, name, follow, census, |facts| left_out(at, facts)),
-        };
-        match made {
-            Made::Summed(facts) => Err(facts),
-            Made::Kept(stat) => Ok(Entry {
-                name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
-                stat,
-                listed: Some(Listed {
-                    kind: kind_of_type(named.dtype),
-                    ino: named.ino,
-                }),
-                contents: Contents::None,
-            }),
-        }
-    };
-    let names = &listing.names;
-    let mut statted = Statted::for_listing(listing);
-    if names.len() >= CHUNKED_FOLDER {
-        let made: Vec<_> = in_pool(|| {
-            (names.par_iter().enumerate())
-                .with_min_len(STAT_CHUNK)
-                .map(|(at, named)| (at, make(at, named, census)))
-                .collect()
-        });
-        for (at, made) in made {
-            statted.add(at, made);
-        }
-    } else {
-        // Counted here and added once: every stat bumping the walk's shared
-        // counters kept their cache line moving between the workers.
-        let counted = Counters::default();
-        for (at, named) in names.iter().enumerate() {
-            statted.add(at, make(at, named, &counted));
-        }
-        census.add(&counted);
-    }
-    statted
 }
 
 /// How many entries a listing holds at every level below it; a loop, not a

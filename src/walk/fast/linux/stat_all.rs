@@ -1,0 +1,112 @@
+//! Statting every name a folder listed: relative to the folder's descriptor,
+//! spread over the walk's pool in chunks when the folder is huge, and making the
+//! entries kept while adding up the files the walk only sums.
+
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+
+use rayon::prelude::*;
+
+use super::listing::{Listing, Named};
+use super::stat::{kind_of_type, stat_or_sum, Made};
+use super::{in_pool, CHUNKED_FOLDER, STAT_CHUNK};
+use crate::walk::census::Counters;
+use crate::walk::stat::StatFields;
+use crate::walk::{Contents, Entry, Listed, SumFacts, Summed};
+
+/// What statting a folder's names made: the entries kept, the index each had in the
+/// listing, and the figures of the files left out.
+#[derive(Default)]
+pub(super) struct Statted {
+    pub(super) entries: Vec<Entry>,
+    pub(super) listed_at: Vec<usize>,
+    pub(super) summed: Summed,
+}
+
+impl Statted {
+    /// Room for the entries a listing's `d_type`s say are kept: its folders, which
+    /// are never only summed. Most of a tree's entries are files that are, so room
+    /// for every name would be mostly given back; a kept file or link past the
+    /// guess grows the vectors once.
+    fn for_listing(listing: &Listing) -> Statted {
+        let folders = listing.named_folders().count();
+        Statted {
+            entries: Vec::with_capacity(folders),
+            listed_at: Vec::with_capacity(folders),
+            summed: Summed::default(),
+        }
+    }
+
+    /// Keeps an entry made of the name at `at`, or adds a file left out.
+    fn add(&mut self, at: usize, made: Result<Entry, SumFacts>) {
+        match made {
+            Ok(entry) => {
+                self.entries.push(entry);
+                self.listed_at.push(at);
+            }
+            Err(file) => self.summed.add(&file),
+        }
+    }
+}
+
+/// Whether the walk only sums a file, given its index in the listing.
+pub(super) type LeftOut<'a> = dyn Fn(usize, &SumFacts) -> bool + Sync + 'a;
+/// The stat already taken of the name at an index of the listing, if any.
+pub(super) type Given<'a> = dyn Fn(usize) -> Option<StatFields> + Sync + 'a;
+
+/// Stats every listed name relative to the folder, spread over the pool in chunks
+/// when the folder is huge, and makes the entries; contents are filled in by
+/// whoever enters them. A file `left_out` (given its index in the listing) says the
+/// walk sums is only added up: it never gets an entry or a name of its own. A name
+/// whose stat is `given` (a subfolder statted through its open descriptor) is not
+/// statted again.
+pub(super) fn stat_all(
+    fd: &OwnedFd,
+    listing: &Listing,
+    follow: bool,
+    census: &Counters,
+    (left_out, given): (&LeftOut<'_>, &Given<'_>),
+) -> Statted {
+    let make = |at: usize, named: &Named, census: &Counters| {
+        let name = listing.name(named);
+        let made = match given(at) {
+            Some(stat) => Made::Kept(Ok(stat)),
+            None => stat_or_sum(fd, name, follow, census, |facts| left_out(at, facts)),
+        };
+        match made {
+            Made::Summed(facts) => Err(facts),
+            Made::Kept(stat) => Ok(Entry {
+                name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
+                stat,
+                listed: Some(Listed {
+                    kind: kind_of_type(named.dtype),
+                    ino: named.ino,
+                }),
+                contents: Contents::None,
+            }),
+        }
+    };
+    let names = &listing.names;
+    let mut statted = Statted::for_listing(listing);
+    if names.len() >= CHUNKED_FOLDER {
+        let made: Vec<_> = in_pool(|| {
+            (names.par_iter().enumerate())
+                .with_min_len(STAT_CHUNK)
+                .map(|(at, named)| (at, make(at, named, census)))
+                .collect()
+        });
+        for (at, made) in made {
+            statted.add(at, made);
+        }
+    } else {
+        // Counted here and added once: every stat bumping the walk's shared
+        // counters kept their cache line moving between the workers.
+        let counted = Counters::default();
+        for (at, named) in names.iter().enumerate() {
+            statted.add(at, make(at, named, &counted));
+        }
+        census.add(&counted);
+    }
+    statted
+}
