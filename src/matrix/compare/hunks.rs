@@ -198,8 +198,10 @@ impl Hunks<'_> {
         let Some(show) = &mut self.show else {
             return;
         };
+        // A hunk still open means at most twice CONTEXT same lines came since its
+        // last change (`same` closes it at one more), so the change joins it.
         match &mut show.open {
-            Some(hunk) if !new_hunk => {
+            Some(hunk) => {
                 for line in std::mem::take(&mut hunk.pending) {
                     hunk.context(&line);
                 }

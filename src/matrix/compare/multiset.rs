@@ -372,6 +372,26 @@ mod tests {
     }
 
     #[test]
+    fn outputs_within_the_memory_bound_are_partitioned_once() {
+        // 40 distinct lines make under a kilobyte of records, far under the bound:
+        // each pair of first-level buckets is counted as it is, never split again.
+        let ours: String = (0..20).map(|i| format!("{i}\n")).collect();
+        let theirs: String = (1..21).map(|i| format!("{i}\n")).collect();
+        let (found, stats) = limited(&ours, &theirs, BUCKET_BYTES);
+        assert_eq!(stats.made, 2 * FANOUT, "bucket files made");
+        assert_eq!(counts(&found), (1, 1), "{}", found.diff);
+    }
+
+    #[test]
+    fn a_bucket_pair_exactly_at_the_limit_is_not_split() {
+        // One line repeated: all five records (24 bytes each) land in one pair.
+        let (found, stats) = limited("x\nx\nx\n", "x\nx\n", 5 * RECORD as u64);
+        assert_eq!(stats.made, 2 * FANOUT, "bucket files made");
+        assert_eq!(stats.largest, 5 * RECORD as u64);
+        assert_eq!(counts(&found), (1, 0), "{}", found.diff);
+    }
+
+    #[test]
     fn buckets_too_large_are_partitioned_again_and_the_first_lines_shown() {
         // 16 KiB buckets: the one holding the repeated line, which no partitioning
         // splits, is partitioned down to the last level and counted there.
