@@ -428,4 +428,61 @@ mod tests {
         let shown = "@@ only in the candidate: lines 1, 2, 3, 4, 5 @@\n+2004\n+2003\n";
         assert!(found.diff.contains(shown), "{}", found.diff);
     }
+
+    #[test]
+    fn each_level_buckets_by_its_own_byte_of_the_digest() {
+        let digest = 0x2B_u128 << 16 | 0x11 << 8 | 0x05;
+        assert_eq!(bucket(digest, 0), 0x05);
+        assert_eq!(bucket(digest, 1), 0x11);
+        assert_eq!(bucket(digest, 2), 0x2B);
+        assert_eq!(
+            bucket(0xFF, 0),
+            0xFF % FANOUT,
+            "a byte past the fanout wraps"
+        );
+    }
+
+    #[test]
+    fn the_header_says_whether_every_surplus_line_is_shown() {
+        let five = "a\nb\nc\nd\ne\n";
+        let found = difference(five, "");
+        assert!(found.diff.contains("; all are shown\n"), "{}", found.diff);
+        let found = difference(&format!("{five}f\n"), "");
+        let header = "; the first 5 of each are shown\n";
+        assert!(found.diff.contains(header), "{}", found.diff);
+    }
+
+    #[test]
+    fn a_long_surplus_line_is_cut_and_its_length_given() {
+        let long = "x".repeat(10_000);
+        let found = difference(&format!("same\n{long}\n"), "same\n");
+        assert_eq!(counts(&found), (1, 0), "{}", found.diff);
+        let cut = "x".repeat(super::super::show::LONG_LINE);
+        let shown = format!("-{cut}… (10,000 bytes in all)\n");
+        assert!(found.diff.contains(&shown), "{}", found.diff);
+        let found = difference("same\nshort\n", "same\n");
+        assert!(!found.diff.contains("bytes in all"), "{}", found.diff);
+    }
+
+    /// A bucket whose buffered records cannot be written out (a full disk) is an
+    /// error: counting what did reach it would give a wrong count.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_bucket_that_cannot_be_written_is_an_error() {
+        let full = File::options().write(true).open("/dev/full").unwrap();
+        let mut writer = BufWriter::new(full);
+        write_record(&mut writer, 1, 1).unwrap();
+        let err = finish(vec![writer]).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+    }
+
+    /// Only the end of a bucket ends its reading; any other read error is one.
+    #[cfg(unix)]
+    #[test]
+    fn a_bucket_that_cannot_be_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = for_each_record(dir.path(), |_, _| Ok(()));
+        let err = read.unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EISDIR), "{err}");
+    }
 }
