@@ -13,8 +13,8 @@ use std::io;
 use super::lines::{Lines, Text};
 
 /// Lines read ahead on each side to find where two texts agree again: a run of
-/// inserted or deleted lines longer than this is seen as lines changed in place
-/// (and so counts them too high). 16,384 digests take well under a megabyte.
+/// inserted or deleted lines this long or longer is seen as lines changed in
+/// place (and so counts them too high). 16,384 digests take well under a megabyte.
 const WINDOW: usize = 16_384;
 
 /// Lines that must agree in a row (or up to the end of either text) for two texts
@@ -51,8 +51,8 @@ pub(super) trait Steps {
 /// So when two texts differ only by lines changed in place, every changed line
 /// is one `removed` and one `added` and every other line is `same`, exactly; a
 /// stretch that repeats [`SYNC`] lines of the other text one place off may be
-/// taken for a shift instead. Lines inserted or dropped in runs up to [`WINDOW`]
-/// long are found as such.
+/// taken for a shift instead. Lines inserted or dropped in runs shorter than
+/// [`WINDOW`] are found as such.
 pub(super) fn align(ours: Text, theirs: Text, steps: &mut impl Steps) -> io::Result<()> {
     let mut aligner = Aligner {
         a: Side::new(ours.lines()?),
@@ -447,5 +447,42 @@ mod tests {
         assert_eq!(found.matches('-').count(), lines.len());
         assert_eq!(found.matches('+').count(), shifted.len());
         assert!(!found.contains('='));
+    }
+
+    #[test]
+    fn runs_shorter_than_the_window_are_found_and_one_as_long_is_not() {
+        let lines = numbered(200);
+        let inserted = |n: usize| {
+            let mut theirs: Vec<String> = (0..n).map(|i| format!("new {i}\n")).collect();
+            theirs.extend(lines.iter().cloned());
+            steps(&lines.concat(), &theirs.concat())
+        };
+        let found = inserted(WINDOW - 1);
+        assert_eq!(
+            found,
+            format!("{}{}", "+".repeat(WINDOW - 1), "=".repeat(200))
+        );
+        let found = inserted(WINDOW);
+        assert_eq!(found.matches('+').count(), WINDOW + 200);
+        assert_eq!(found.matches('-').count(), 200);
+        assert!(!found.contains('='));
+    }
+
+    #[test]
+    fn a_place_past_the_end_of_one_text_is_still_found() {
+        // The reference has three lines left; the candidate's sixth starts them.
+        assert_eq!(steps("a\nb\nc\n", "d\ne\nf\ng\nh\na\nb\nc\n"), "+++++===");
+        assert_eq!(steps("d\ne\nf\ng\nh\na\nb\nc\n", "a\nb\nc\n"), "-----===");
+    }
+
+    #[test]
+    fn every_line_of_the_run_that_agrees_is_read_before_it_counts() {
+        // `a`, `b` follow one line off, but then `p` meets `q`: not a place to
+        // agree again, however few lines were read ahead when it was tried. The
+        // place is `s t u`, four lines into the reference and three into the
+        // candidate.
+        let (long, short) = ("x\na\nb\np\ns\nt\nu\n", "a\nb\nq\ns\nt\nu\n");
+        assert_eq!(steps(long, short), "-+-+-+-===");
+        assert_eq!(steps(short, long), "-+-+-++===");
     }
 }
