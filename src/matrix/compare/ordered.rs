@@ -485,4 +485,14 @@ mod tests {
         assert_eq!(steps(long, short), "-+-+-+-===");
         assert_eq!(steps(short, long), "-+-+-++===");
     }
+
+    #[test]
+    fn of_two_places_at_one_distance_the_nearer_in_both_texts_wins() {
+        // Two lines past the parting, the reference's `p` starts a run the
+        // candidate has from its first line (two lines dropped: 2 + 0), and the
+        // candidate's `q` one the reference has from its second (2 + 1).
+        let (ours, theirs) = ("z\nq\np\nr\nq\n", "p\nr\nq\np\nr\n");
+        assert_eq!(steps(ours, theirs), "--===++");
+        assert_eq!(steps(theirs, ours), "++===--");
+    }
 }
