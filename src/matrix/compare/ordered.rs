@@ -44,8 +44,9 @@ pub(super) trait Steps {
 /// (reference line `i` ahead, candidate line `j` ahead) with the smallest
 /// `max(i, j)`, the same line in both, followed by [`SYNC`]` - 1` more that agree
 /// (or the end of a text); at equal distance, `i == j` (lines changed in place)
-/// wins. Lines up to there are paired off in place, equal pairs as `same`, then
-/// the longer side's extra lines stand alone. Where no such place is within
+/// wins, then the smaller `i + j`, then `i > j` (the reference's lines removed).
+/// Lines up to there are paired off in place, equal pairs as `same`, then the
+/// longer side's extra lines stand alone. Where no such place is within
 /// [`WINDOW`] lines, one pair of lines counts as changed and the search moves on.
 ///
 /// So when two texts differ only by lines changed in place, every changed line
@@ -123,7 +124,8 @@ impl Aligner<'_> {
     }
 
     /// A place where the texts agree again with `max(i, j) == m`: in place first,
-    /// then the one with the smaller `i + j`.
+    /// then the one with the smaller `i + j`, and of two with the same sum the one
+    /// that takes the reference's lines as removed.
     fn agree_at(&mut self, m: usize) -> io::Result<Option<(usize, usize)>> {
         self.a.fill(m + SYNC)?;
         self.b.fill(m + SYNC)?;
@@ -494,5 +496,26 @@ mod tests {
         let (ours, theirs) = ("z\nq\np\nr\nq\n", "p\nr\nq\np\nr\n");
         assert_eq!(steps(ours, theirs), "--===++");
         assert_eq!(steps(theirs, ours), "++===--");
+    }
+
+    #[test]
+    fn of_two_places_with_one_sum_the_reference_s_lines_are_removed() {
+        // `p` two lines into the reference starts what the candidate starts with,
+        // and `q` two lines into the candidate what the reference starts with.
+        let (ours, theirs) = ("q\nr\np\ns\nq\n", "p\ns\nq\nr\np\n");
+        assert_eq!(steps(ours, theirs), "--===++");
+        assert_eq!(steps(theirs, ours), "--===++");
+        // Two into the reference and one into the candidate (2 + 1) against
+        // none into the reference and two into the candidate (0 + 2).
+        assert_eq!(steps("q\nr\np\nq\nr\n", "s\np\nq\nr\np\n"), "++===--");
+    }
+
+    #[test]
+    fn a_side_reads_only_as_far_as_asked() {
+        let mut side = Side::new(Text::Bytes(b"1\n2\n3\n4\n").lines().unwrap());
+        side.fill(2).unwrap();
+        assert_eq!((side.ahead.len(), side.ended), (2, false));
+        side.fill(9).unwrap();
+        assert_eq!((side.ahead.len(), side.ended), (4, true));
     }
 }
