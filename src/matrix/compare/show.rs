@@ -400,4 +400,55 @@ mod tests {
             shown[1]
         );
     }
+
+    #[test]
+    fn displaced_lines_name_both_sides_exactly() {
+        let shown = displaced(b"a\nb\nc\nd\ne\n", b"b\na\nd\nc\ne\n");
+        assert_eq!(
+            shown,
+            [
+                "line 1: reference `a`, candidate `b`",
+                "line 2: reference `b`, candidate `a`",
+                "line 3: reference `c`, candidate `d`",
+            ]
+        );
+    }
+
+    /// Texts whose diff is one hunk per entry of `changes` (lines removed, lines
+    /// added), ten same lines apart: each hunk is those lines, three of context on
+    /// each side and its header.
+    fn hunked(changes: &[(usize, usize)]) -> String {
+        let same = |n: usize| (0..10).map(move |i| format!("same {n}.{i}\n"));
+        let (mut ours, mut theirs): (String, String) = (same(0).collect(), same(0).collect());
+        for (n, &(removed, added)) in changes.iter().enumerate() {
+            ours.extend((0..removed).map(|i| format!("ours {n}.{i}\n")));
+            theirs.extend((0..added).map(|i| format!("theirs {n}.{i}\n")));
+            ours.extend(same(n + 1));
+            theirs.extend(same(n + 1));
+        }
+        unified_diff(ours.as_bytes(), theirs.as_bytes())
+    }
+
+    #[test]
+    fn hunks_are_shown_while_they_fit_and_the_rest_counted() {
+        // Hunks of 9, 391 and 21 lines: the first two make exactly the 400 shown.
+        let diff = hunked(&[(1, 1), (192, 192), (7, 7)]);
+        assert!(diff.contains("+theirs 1.191\n"), "{diff}");
+        assert!(!diff.contains("ours 2.0"), "{diff}");
+        assert!(diff.ends_with("… 21 more diff lines not shown\n"), "{diff}");
+        assert_eq!(diff.lines().count(), 2 + 400 + 1);
+        let diff = hunked(&[(1, 1), (7, 7)]);
+        assert!(!diff.contains("not shown"), "{diff}");
+    }
+
+    #[test]
+    fn a_first_hunk_too_long_is_shown_in_part_and_the_rest_counted() {
+        // One hunk of 3 + 500 + 501 + 3 lines and its header.
+        let diff = hunked(&[(500, 501)]);
+        assert_eq!(diff.lines().count(), 2 + 400 + 1);
+        assert!(
+            diff.ends_with("… 608 more diff lines not shown\n"),
+            "{diff}"
+        );
+    }
 }
