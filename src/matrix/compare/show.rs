@@ -451,4 +451,49 @@ mod tests {
             "{diff}"
         );
     }
+
+    /// The first difference of two texts found in files, checked against the
+    /// same texts in memory.
+    fn of_files(ours: &[u8], theirs: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, ours).unwrap();
+        std::fs::write(&b, theirs).unwrap();
+        let shown = first_difference_of_files(&a, &b).unwrap();
+        assert_eq!(shown, first_difference(ours, theirs));
+        shown
+    }
+
+    #[test]
+    fn files_count_the_lines_before_the_difference_across_blocks() {
+        // About 89,000 bytes: line 9001 lies past the first 64 KiB block read.
+        let ours: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        for (line, number) in [("line 50\n", 51), ("line 9000\n", 9001)] {
+            let theirs = ours.replace(line, "changed\n");
+            let shown = of_files(ours.as_bytes(), theirs.as_bytes());
+            let at = format!("first difference at line {number}, byte ");
+            assert!(shown.contains(&at), "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_text_that_is_the_start_of_the_other_ends_where_it_ends() {
+        let ours: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        let shorter = &ours[..ours.len() - 10];
+        let shown = of_files(ours.as_bytes(), shorter.as_bytes());
+        let at = "first difference at line 10000, byte 98880;";
+        assert!(shown.contains(at), "{shown}");
+        assert!(shown.ends_with("-line 9999\n+(end of text)\n"), "{shown}");
+        let shown = of_files(shorter.as_bytes(), ours.as_bytes());
+        assert!(shown.contains(at), "{shown}");
+        assert!(shown.ends_with("-(end of text)\n+line 9999\n"), "{shown}");
+    }
+
+    #[test]
+    fn a_last_line_without_a_newline_in_view_is_shown_whole() {
+        for shown in [of_files(b"xb", b"yb"), of_files(b"same\nab", b"same\nac")] {
+            assert!(!shown.contains("in view"), "{shown}");
+        }
+        assert!(of_files(b"xb", b"yb").ends_with("\n-xb\n+yb\n"));
+    }
 }
