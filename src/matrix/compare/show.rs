@@ -473,6 +473,11 @@ mod tests {
             let shown = of_files(ours.as_bytes(), theirs.as_bytes());
             let at = format!("first difference at line {number}, byte ");
             assert!(shown.contains(&at), "{shown}");
+            // Lines within the window are whole, though it ends before the text.
+            let ours = format!("\n-{line}-line {number}\n");
+            assert!(shown.contains(&ours), "{shown}");
+            let theirs = format!("\n+changed\n+line {number}\n");
+            assert!(shown.contains(&theirs), "{shown}");
         }
     }
 
@@ -495,5 +500,67 @@ mod tests {
             assert!(!shown.contains("in view"), "{shown}");
         }
         assert!(of_files(b"xb", b"yb").ends_with("\n-xb\n+yb\n"));
+    }
+
+    #[test]
+    fn the_line_of_the_difference_is_cut_around_it_wherever_it_starts() {
+        let first = "p".repeat(1000);
+        let (a, b) = ("a".repeat(600), "b".repeat(600));
+        let shown = of_files(
+            format!("{first}\n{a}X{b}\n").as_bytes(),
+            format!("{first}\n{a}Y{b}\n").as_bytes(),
+        );
+        // 50 characters before the difference and 149 after it, of 1,201.
+        let (a, b) = ("a".repeat(50), "b".repeat(149));
+        for side in [format!("\n-…{a}X{b}…"), format!("\n+…{a}Y{b}…")] {
+            let cut = format!("{side} (1201 bytes in all)\n");
+            assert!(shown.contains(&cut), "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_line_begun_before_the_window_is_no_context_and_not_whole() {
+        // The difference is past the window's reach from the start: the window
+        // begins inside the long first line.
+        let long = "p".repeat(10_000);
+        let shown = of_files(
+            format!("{long}\nq\nX\n").as_bytes(),
+            format!("{long}\nq\nY\n").as_bytes(),
+        );
+        assert!(shown.ends_with("@@\n q\n-X\n+Y\n"), "{shown}");
+        let (a, b) = ("a".repeat(10_000), "b".repeat(10));
+        let shown = of_files(
+            format!("{a}X{b}\nnext\n").as_bytes(),
+            format!("{a}Y{b}\nnext\n").as_bytes(),
+        );
+        let cut = "bytes in view)\n-next\n+…";
+        assert!(shown.contains(cut), "{shown}");
+        assert!(shown.ends_with("bytes in view)\n+next\n"), "{shown}");
+    }
+
+    #[test]
+    fn a_line_the_window_cuts_short_is_not_whole() {
+        let long = "c".repeat(20_000);
+        let shown = of_files(
+            format!("X\n{long}\n").as_bytes(),
+            format!("Y\n{long}\n").as_bytes(),
+        );
+        let cut = "cc… (a line longer than the 8190 bytes in view)\n";
+        assert!(
+            shown.contains(&format!("@@\n-X\n-{}", &cut[..2])),
+            "{shown}"
+        );
+        assert_eq!(shown.matches(cut).count(), 2, "{shown}");
+    }
+
+    #[test]
+    fn five_lines_of_each_side_are_shown_and_more_marked() {
+        let five = first_difference(b"a\n1\n2\n3\n4\n", b"b\n1\n2\n3\n4\n");
+        assert!(
+            five.ends_with("@@\n-a\n-1\n-2\n-3\n-4\n+b\n+1\n+2\n+3\n+4\n"),
+            "{five}"
+        );
+        let six = first_difference(b"a\n1\n2\n3\n4\n5\n", b"b\n1\n2\n3\n4\n5\n");
+        assert!(six.ends_with("-4\n-…\n+b\n+1\n+2\n+3\n+4\n+…\n"), "{six}");
     }
 }
