@@ -351,25 +351,12 @@ mod tests {
 
     #[test]
     fn a_difference_in_one_huge_line_is_shown_cut_around_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let ours = "a".repeat(3_000_000) + "X" + &"b".repeat(3_000_000);
-        let theirs = "a".repeat(3_000_000) + "Y" + &"b".repeat(3_000_000);
-        std::fs::write(dir.path().join("a"), &ours).unwrap();
-        std::fs::write(dir.path().join("b"), &theirs).unwrap();
-        let from_files =
-            first_difference_of_files(&dir.path().join("a"), &dir.path().join("b")).unwrap();
-        let in_memory = first_difference(ours.as_bytes(), theirs.as_bytes());
-        assert_eq!(from_files, in_memory);
-        assert!(from_files.len() < 1000, "{from_files}");
-        assert!(from_files.contains("line 1, byte 3000000"), "{from_files}");
-        assert!(
-            from_files.contains("aX") && from_files.contains("aY"),
-            "{from_files}"
-        );
-        assert!(
-            from_files.contains("(a line longer than the"),
-            "{from_files}"
-        );
+        let huge = "a".repeat(3_000_000) + "X" + &"b".repeat(3_000_000);
+        let shown = x_made_y(&huge);
+        assert!(shown.len() < 1000, "{shown}");
+        assert!(shown.contains("line 1, byte 3000000"), "{shown}");
+        assert!(shown.contains("aX") && shown.contains("aY"), "{shown}");
+        assert!(shown.contains("(a line longer than the"), "{shown}");
         let short = first_difference(b"x\nsame\nab\n", b"x\nsame\nac\n");
         assert!(short.ends_with(" x\n same\n-ab\n+ac\n"), "{short}");
     }
@@ -464,6 +451,12 @@ mod tests {
         shown
     }
 
+    /// The first difference of `text` against itself with its one `X` made `Y`,
+    /// from files and in memory alike.
+    fn x_made_y(text: &str) -> String {
+        of_files(text.as_bytes(), text.replacen('X', "Y", 1).as_bytes())
+    }
+
     #[test]
     fn files_count_the_lines_before_the_difference_across_blocks() {
         // About 89,000 bytes: line 9001 lies past the first 64 KiB block read.
@@ -506,10 +499,7 @@ mod tests {
     fn the_line_of_the_difference_is_cut_around_it_wherever_it_starts() {
         let first = "p".repeat(1000);
         let (a, b) = ("a".repeat(600), "b".repeat(600));
-        let shown = of_files(
-            format!("{first}\n{a}X{b}\n").as_bytes(),
-            format!("{first}\n{a}Y{b}\n").as_bytes(),
-        );
+        let shown = x_made_y(&format!("{first}\n{a}X{b}\n"));
         // 50 characters before the difference and 149 after it, of 1,201.
         let (a, b) = ("a".repeat(50), "b".repeat(149));
         for side in [format!("\n-…{a}X{b}…"), format!("\n+…{a}Y{b}…")] {
@@ -523,16 +513,10 @@ mod tests {
         // The difference is past the window's reach from the start: the window
         // begins inside the long first line.
         let long = "p".repeat(10_000);
-        let shown = of_files(
-            format!("{long}\nq\nX\n").as_bytes(),
-            format!("{long}\nq\nY\n").as_bytes(),
-        );
+        let shown = x_made_y(&format!("{long}\nq\nX\n"));
         assert!(shown.ends_with("@@\n q\n-X\n+Y\n"), "{shown}");
         let (a, b) = ("a".repeat(10_000), "b".repeat(10));
-        let shown = of_files(
-            format!("{a}X{b}\nnext\n").as_bytes(),
-            format!("{a}Y{b}\nnext\n").as_bytes(),
-        );
+        let shown = x_made_y(&format!("{a}X{b}\nnext\n"));
         let cut = "bytes in view)\n-next\n+…";
         assert!(shown.contains(cut), "{shown}");
         assert!(shown.ends_with("bytes in view)\n+next\n"), "{shown}");
@@ -541,15 +525,9 @@ mod tests {
     #[test]
     fn a_line_the_window_cuts_short_is_not_whole() {
         let long = "c".repeat(20_000);
-        let shown = of_files(
-            format!("X\n{long}\n").as_bytes(),
-            format!("Y\n{long}\n").as_bytes(),
-        );
+        let shown = x_made_y(&format!("X\n{long}\n"));
         let cut = "cc… (a line longer than the 8190 bytes in view)\n";
-        assert!(
-            shown.contains(&format!("@@\n-X\n-{}", &cut[..2])),
-            "{shown}"
-        );
+        assert!(shown.contains("@@\n-X\n-cc"), "{shown}");
         assert_eq!(shown.matches(cut).count(), 2, "{shown}");
     }
 
