@@ -273,26 +273,23 @@ pub(super) fn has_long_line(text: &[u8]) -> bool {
         .any(|line| line.len() > LONG_LINE)
 }
 
-/// Bytes as a report shows them: text that is not UTF-8 and control characters
-/// (but tabs and newlines) as `\xNN`, so an arm's output can neither hide a
-/// difference in them nor steer the reader's terminal.
+/// Bytes as a report shows them: text that is not UTF-8 as `\xNN`, and control
+/// characters but tabs and newlines escaped, so an arm's output can neither hide a
+/// difference in them nor steer the reader's terminal. A C0 control or DEL is one
+/// byte and shown as `\xNN`; a C1 control is two bytes of UTF-8 and shown as
+/// `\u{NN}`, apart from the lone byte NN that is not UTF-8.
 pub fn printable(bytes: &[u8]) -> String {
     let escaped = crate::fixtures::names::escaped(bytes);
-    if !escaped
-        .chars()
-        .any(|c| c.is_control() && c != '\t' && c != '\n')
-    {
+    let to_escape = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !escaped.chars().any(to_escape) {
         return escaped;
     }
     let mut out = String::with_capacity(escaped.len());
     for c in escaped.chars() {
-        if c.is_control() && c != '\t' && c != '\n' {
-            match u8::try_from(u32::from(c)) {
-                Ok(byte) => out.push_str(&format!("\\x{byte:02x}")),
-                Err(_) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            }
-        } else {
-            out.push(c);
+        match c {
+            c if !to_escape(c) => out.push(c),
+            c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
         }
     }
     out
@@ -359,6 +356,16 @@ mod tests {
         assert!(shown.contains("(a line longer than the"), "{shown}");
         let short = first_difference(b"x\nsame\nab\n", b"x\nsame\nac\n");
         assert!(short.ends_with(" x\n same\n-ab\n+ac\n"), "{short}");
+    }
+
+    #[test]
+    fn every_control_but_tab_and_newline_is_escaped_and_c1_apart_from_a_lone_byte() {
+        assert_eq!(printable(b"\x7f\x01\x1f"), "\\x7f\\x01\\x1f");
+        assert_eq!(printable(b"\t\x01\n"), "\t\\x01\n");
+        assert_eq!(printable("a\u{85}b\u{9f}".as_bytes()), "a\\u{85}b\\u{9f}");
+        assert_eq!(printable(b"a\x85b"), "a\\x85b");
+        assert_eq!(printable("é\tx\n".as_bytes()), "é\tx\n");
+        assert_eq!(printable(b""), "");
     }
 
     #[test]
