@@ -368,6 +368,76 @@ mod tests {
         assert_eq!(printable(b""), "");
     }
 
+    /// Text whose every stretch says where it is: `0000,0005,0010,…`.
+    fn ruler(len: usize) -> Vec<u8> {
+        let mut text: Vec<u8> = (0..len)
+            .step_by(5)
+            .flat_map(|i| format!("{i:04},").into_bytes())
+            .collect();
+        text.truncate(len);
+        text
+    }
+
+    #[test]
+    fn a_cut_line_shows_its_first_bytes_around_the_column_and_its_whole_length() {
+        let view = ruler(1000);
+        let at = |from: usize, to: usize| printable(&view[from..to]);
+        // The view starts a quarter of the shown width before the column.
+        assert_eq!(
+            cut_line(&view, 500, 12_345),
+            format!("…{}… (12,345 bytes in all)", at(450, 650))
+        );
+        assert_eq!(
+            cut_line(&view, 51, 1000),
+            format!("…{}… (1,000 bytes in all)", at(1, 201))
+        );
+        assert_eq!(
+            cut_line(&view, 50, 1000),
+            format!("{}… (1,000 bytes in all)", at(0, 200))
+        );
+        // Near or past the end of what was kept, the view ends there.
+        assert_eq!(
+            cut_line(&view, 900, 1000),
+            format!("…{}… (1,000 bytes in all)", at(850, 1000))
+        );
+        assert_eq!(cut_line(&view, 5000, 9000), "…… (9,000 bytes in all)");
+    }
+
+    #[test]
+    fn a_line_is_whole_up_to_the_shown_width_and_cut_past_it() {
+        let line = |len: usize| [ruler(len), b"\n".to_vec()].concat();
+        let (fits, over) = (line(SHOWN_AROUND), line(SHOWN_AROUND + 1));
+        assert_eq!(cut_around(&fits, 0, true), printable(&fits[..SHOWN_AROUND]));
+        assert_eq!(
+            cut_around(&over, 0, true),
+            format!("{}… (201 bytes in all)", printable(&over[..SHOWN_AROUND]))
+        );
+        assert_eq!(
+            cut_around(&over, 60, true),
+            format!(
+                "…{} (201 bytes in all)",
+                printable(&over[10..SHOWN_AROUND + 1])
+            )
+        );
+        // A part of a line, however short, is never taken for the whole of it.
+        assert_eq!(
+            cut_around(b"abc", 0, false),
+            "abc (a line longer than the 3 bytes in view)"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_one_longer_than_the_limit_wherever_it_stands() {
+        let line = |len: usize| "x".repeat(len);
+        assert!(!has_long_line(line(LONG_LINE).as_bytes()));
+        assert!(has_long_line(line(LONG_LINE + 1).as_bytes()));
+        let lines = |lens: &[usize]| lens.iter().map(|&n| line(n)).collect::<Vec<_>>().join("\n");
+        assert!(!has_long_line(lines(&[LONG_LINE, LONG_LINE, 0]).as_bytes()));
+        assert!(has_long_line(lines(&[1, LONG_LINE + 1]).as_bytes()));
+        assert!(has_long_line(lines(&[LONG_LINE + 1, 1]).as_bytes()));
+        assert!(!has_long_line(b""));
+    }
+
     #[test]
     fn control_characters_are_shown_escaped() {
         assert_eq!(printable(b"a\x1b[2J\tb\n\x00"), "a\\x1b[2J\tb\n\\x00");
