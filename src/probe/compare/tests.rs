@@ -74,6 +74,17 @@ fn only_a_folders_atime_moved_forward_is_explained_by_the_listing() {
     );
     let paths: Vec<&str> = found.mismatches.iter().map(|m| m.path.as_str()).collect();
     assert_eq!(paths, ["f", "e", "old"]);
+    let reasons: Vec<_> = (found.explained.iter())
+        .map(|e| (e.reason.as_str(), e.field, e.count))
+        .collect();
+    assert_eq!(
+        reasons,
+        [(
+            "the listing itself read the folder, moving its atime",
+            FieldName::Atime,
+            1
+        )]
+    );
 }
 
 #[test]
