@@ -133,6 +133,29 @@ fn every_quirk_names_its_file_system_and_says_why() {
     }
 }
 
+/// The file system is asked of the entry's folder: a folder's own, a file's
+/// parent's; and only for the device its stat gave, not its listing. Asked under
+/// `/`, which has no parent, only a folder asked of itself has a file system.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_entrys_file_system_is_asked_of_its_folder_for_the_device_its_stat_gave() {
+    let magic_of = |kind, device_from| {
+        let record = known(
+            "",
+            &[
+                (FieldName::Type, Source::PathStat, Value::Kind(kind)),
+                (FieldName::Device, device_from, Value::Number(1)),
+            ],
+        );
+        Explainer::new(Path::new("/"), since(0)).magic_of(&record)
+    };
+    let root = file_system_magic(Path::new("/"));
+    assert!(root.is_some_and(|m| ![0, 1, -1].contains(&m)), "{root:?}");
+    assert_eq!(magic_of(FileKind::Dir, Source::PathStat), root);
+    assert_eq!(magic_of(FileKind::File, Source::PathStat), None);
+    assert_eq!(magic_of(FileKind::Dir, Source::Listing), None);
+}
+
 /// A record of `path` that knows `fields`, each from the source given with it.
 fn known(path: &str, fields: &[(FieldName, Source, Value)]) -> Record {
     Record {
