@@ -382,24 +382,24 @@ mod tests {
     fn a_cut_line_shows_its_first_bytes_around_the_column_and_its_whole_length() {
         let view = ruler(1000);
         let at = |from: usize, to: usize| printable(&view[from..to]);
-        // The view starts a quarter of the shown width before the column.
-        assert_eq!(
-            cut_line(&view, 500, 12_345),
-            format!("…{}… (12,345 bytes in all)", at(450, 650))
-        );
-        assert_eq!(
-            cut_line(&view, 51, 1000),
-            format!("…{}… (1,000 bytes in all)", at(1, 201))
-        );
-        assert_eq!(
-            cut_line(&view, 50, 1000),
-            format!("{}… (1,000 bytes in all)", at(0, 200))
-        );
-        // Near or past the end of what was kept, the view ends there.
-        assert_eq!(
-            cut_line(&view, 900, 1000),
-            format!("…{}… (1,000 bytes in all)", at(850, 1000))
-        );
+        // The view starts a quarter of the shown width before the column, and ends
+        // where what was kept ends.
+        for (column, len, shown) in [
+            (
+                500,
+                12_345,
+                format!("…{}… (12,345 bytes in all)", at(450, 650)),
+            ),
+            (51, 1000, format!("…{}… (1,000 bytes in all)", at(1, 201))),
+            (50, 1000, format!("{}… (1,000 bytes in all)", at(0, 200))),
+            (
+                900,
+                1000,
+                format!("…{}… (1,000 bytes in all)", at(850, 1000)),
+            ),
+        ] {
+            assert_eq!(cut_line(&view, column, len), shown, "column {column}");
+        }
         assert_eq!(cut_line(&view, 5000, 9000), "…… (9,000 bytes in all)");
     }
 
