@@ -335,3 +335,6 @@ fn joined_rules(outcomes: &[RunOutcome]) -> Vec<RuleAudit> {
     }
     rules
 }
+
+#[cfg(test)]
+mod tests;
