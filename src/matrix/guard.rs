@@ -198,3 +198,7 @@ impl<'a> Guard<'a> {
 fn label(arm: Blame, case: &str) -> String {
     format!("the {} arm of {case}", arm.name())
 }
+
+// Unix only: the tests change a file's mode.
+#[cfg(all(test, unix))]
+mod tests;
