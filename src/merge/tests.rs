@@ -114,3 +114,41 @@ fn cpu_is_summed_over_the_shards_and_unknown_if_any_shard_did_not_measure_it() {
     let whole = merge(vec![shard(1, cpu(0.5, 4.0)), shard(2, json!({}))]).unwrap();
     assert_eq!(whole.cpu, None);
 }
+
+/// A case of `tree` whose arms both exited 0, judged identical.
+fn case(id: &str) -> Value {
+    let run = json!({"argv": ["old"], "repro": "old", "status": {"kind": "exited", "code": 0},
+                     "duration_ms": 1.0, "durations_ms": [1.0]});
+    let tree = id.split(':').next().unwrap();
+    json!({"id": id, "tree": tree, "group": "g", "set": "s", "reference": run,
+           "candidate": run, "verdict": {"kind": "identical"}, "streams": [],
+           "fired": [], "notes": []})
+}
+
+#[test]
+fn cases_come_in_plan_order_and_trees_in_the_order_of_their_first_case() {
+    // Dealt in turn: places 0 and 2 to the first shard, 1 to the second.
+    let plan = json!(["b:g:one", "a:g:one", "b:g:two"]);
+    let part = |index: usize| json!({"partition": {"how": "count", "index": index, "count": 2}, "plan": plan});
+    let one = shard(
+        1,
+        json!({"shard": part(1), "cases": [case("b:g:one"), case("b:g:two")], "trees": [tree("b", 1)]}),
+    );
+    let two = shard(
+        2,
+        json!({"shard": part(2), "cases": [case("a:g:one")], "trees": [tree("a", 1)]}),
+    );
+    let whole = merge(vec![two, one]).unwrap();
+    let ids: Vec<&str> = whole.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        plan.as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect::<Vec<_>>()
+    );
+    let trees: Vec<&str> = whole.trees.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(trees, ["b", "a"]);
+    assert!(whole.shard.is_none(), "the whole run is no shard");
+}
