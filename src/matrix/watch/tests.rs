@@ -1,0 +1,69 @@
+//! The Linux watch against a real tree: every kind of change an arm can make is
+//! seen and named, and reading the tree is not a change.
+
+use super::linux::{start, TreeWatch};
+use super::Drained;
+
+#[test]
+fn every_kind_of_change_is_seen_and_reading_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |p: &str| dir.path().join(p);
+    std::fs::create_dir_all(at("a/deep")).unwrap();
+    std::fs::write(at("a/deep/f"), b"x").unwrap();
+    std::fs::write(at("g"), b"y").unwrap();
+    let mut watch = start(dir.path()).unwrap();
+    assert_eq!(watch.folders(), 3);
+    // Reading (listing, stat, opening and reading a file) is no change.
+    let _ = std::fs::read_dir(at("a/deep")).unwrap().count();
+    let _ = std::fs::read(at("a/deep/f")).unwrap();
+    assert_eq!(watch.drain(), Drained::Quiet);
+    let changed = |watch: &mut TreeWatch, change: &dyn Fn(), expected: &str| {
+        change();
+        match watch.drain() {
+            Drained::Changed(seen) => assert!(
+                seen.iter().any(|s| s == expected),
+                "{expected:?} not in {seen:?}"
+            ),
+            other => panic!("{expected}: {other:?}"),
+        }
+    };
+    use std::os::unix::fs::PermissionsExt;
+    changed(
+        &mut watch,
+        &|| std::fs::write(at("a/deep/f"), b"xx").unwrap(),
+        "written to or mtime set: a/deep/f",
+    );
+    changed(
+        &mut watch,
+        &|| std::fs::write(at("a/new"), b"").unwrap(),
+        "created a/new",
+    );
+    changed(
+        &mut watch,
+        &|| std::fs::remove_file(at("a/new")).unwrap(),
+        "removed a/new",
+    );
+    changed(
+        &mut watch,
+        &|| std::fs::rename(at("g"), at("a/g")).unwrap(),
+        "moved away g",
+    );
+    changed(
+        &mut watch,
+        &|| std::fs::set_permissions(at("a/g"), std::fs::Permissions::from_mode(0o600)).unwrap(),
+        "mode, owner, links or ctime changed: a/g",
+    );
+    changed(
+        &mut watch,
+        &|| {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(at("a/g"))
+                .unwrap();
+            file.set_modified(std::time::SystemTime::UNIX_EPOCH)
+                .unwrap();
+        },
+        "written to or mtime set: a/g",
+    );
+    assert_eq!(watch.drain(), Drained::Quiet);
+}
