@@ -23,7 +23,8 @@ pub struct TreeWatch {
     buffer: Vec<MaybeUninit<u8>>,
 }
 
-/// Every change an arm could make to what a walker sees.
+/// Every change an arm could make to what a walker sees. The `_SELF` events are
+/// the root's own: any other folder's removal or move is seen in its parent.
 fn changes() -> WatchFlags {
     WatchFlags::CREATE
         | WatchFlags::DELETE
@@ -33,7 +34,6 @@ fn changes() -> WatchFlags {
         | WatchFlags::ATTRIB
         | WatchFlags::DELETE_SELF
         | WatchFlags::MOVE_SELF
-        | WatchFlags::ONLYDIR
 }
 
 pub fn start(root: &Path) -> Result<TreeWatch, String> {
@@ -82,7 +82,7 @@ fn watch(fd: &OwnedFd, folder: &Folder) -> Result<i32, String> {
     })
 }
 
-fn why_not(relative: &Path, why: &str, watched: usize) -> String {
+pub(super) fn why_not(relative: &Path, why: &str, watched: usize) -> String {
     if why == "NOSPC" {
         let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
             .map(|l| l.trim().to_string())
