@@ -105,3 +105,34 @@ fn a_watch_that_cannot_start_says_where_and_why_and_names_the_limit_it_ran_out_o
         "cannot watch .: Permission denied"
     );
 }
+
+#[test]
+fn a_drain_names_each_change_once_and_at_most_ten() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |p: &str| dir.path().join(p);
+    std::fs::write(at("x"), b"").unwrap();
+    std::fs::write(at("y"), b"").unwrap();
+    let mut watch = start(dir.path()).unwrap();
+    // Not one after the other, so the kernel does not merge the two events of x.
+    std::fs::write(at("x"), b"1").unwrap();
+    std::fs::write(at("y"), b"1").unwrap();
+    std::fs::write(at("x"), b"2").unwrap();
+    assert_eq!(
+        watch.drain(),
+        Drained::Changed(vec![
+            "written to or mtime set: x".into(),
+            "written to or mtime set: y".into()
+        ])
+    );
+    let names: Vec<String> = (0..12).map(|i| format!("new{i:02}")).collect();
+    for name in &names {
+        std::fs::File::create(at(name)).unwrap();
+    }
+    let shown: Vec<String> = names[..10].iter().map(|n| format!("created {n}")).collect();
+    assert_eq!(watch.drain(), Drained::Changed(shown));
+    assert_eq!(
+        watch.drain(),
+        Drained::Quiet,
+        "the rest was read and dropped"
+    );
+}
