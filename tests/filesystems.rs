@@ -6,8 +6,9 @@
 //! file system and builds the `basic` and `edge` trees onto it, and the checks run:
 //! the two engines print the same bytes and exit alike for a few flag sets, as root
 //! and as uid 65534, and `eqcheck --tree` with the default pair finds every case of
-//! every walk set identical. The mounts never reach the host's mount table and die
-//! with the namespace, even on a crash; the test outside removes the scratch folder.
+//! every walk set identical, with every folder watched by the tree guard. The
+//! mounts never reach the host's mount table and die with the namespace, even on a
+//! crash; the test outside removes the scratch folder.
 #![cfg(unix)]
 
 use std::ffi::OsString;
@@ -201,7 +202,8 @@ fn walk_cases(fs: FileSystem, who: &str, arm: &Arm, tree: &Path) -> Vec<Case> {
 }
 
 /// `eqcheck --tree ...` with the default pair (reference engine against fast
-/// engine, every set of `flagsets/walk.sets`): exit 0, and every case identical.
+/// engine, every set of `flagsets/walk.sets`): exit 0, every case identical, and
+/// every folder of every tree watched.
 fn run_finds_all_identical(trees: &[PathBuf]) -> Result<(), String> {
     let mut args: Vec<OsString> = vec!["--json".into(), "-".into()];
     for tree in trees {
@@ -211,13 +213,31 @@ fn run_finds_all_identical(trees: &[PathBuf]) -> Result<(), String> {
     if out.code != Some(0) {
         return Err(format!("exit {:?}, not 0 (all identical)\n{out}", out.code));
     }
-    let verdicts = verdicts(&json_report(&out), &out);
+    let report = json_report(&out);
+    watched_every_folder(&report)?;
+    let verdicts = verdicts(&report, &out);
     let identical = verdicts.iter().filter(|v| *v == "identical").count();
     // walk.sets has some 30 sets: fewer cases than 20 a tree is a run that
     // compared less than it should.
     if identical != verdicts.len() || verdicts.len() < 20 * trees.len() {
         let total = verdicts.len();
         return Err(format!("{identical} of {total} cases identical\n{out}"));
+    }
+    Ok(())
+}
+
+/// Each tree's guard watched all its folders, the root included: where the listing
+/// types no entry (ext2 without `filetype`), the watch finds the subfolders by stat.
+fn watched_every_folder(report: &serde_json::Value) -> Result<(), String> {
+    for tree in report["trees"].as_array().into_iter().flatten() {
+        let folders = &tree["counts"]["folders"];
+        let guard = tree["guard"].as_str().unwrap_or_default();
+        if !guard.starts_with(&format!("watched (inotify on {folders} folders)")) {
+            return Err(format!(
+                "{}: {folders} folders, guard {guard:?}",
+                tree["name"]
+            ));
+        }
     }
     Ok(())
 }
