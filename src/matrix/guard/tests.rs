@@ -32,6 +32,18 @@ fn chmod(root: &Path, mode: u32) {
     std::fs::set_permissions(root.join("sub/file"), mode).unwrap();
 }
 
+/// One's reference arm leaves the tree alone, then its candidate changes a mode:
+/// the candidate is blamed, with what moved.
+fn candidate_of_one_changes_the_tree(guard: &Guard, root: &Path) -> Vec<String> {
+    guard.arm_started(Blame::Reference, ONE);
+    assert_eq!(guard.check(Blame::Reference, ONE), None);
+    guard.arm_started(Blame::Candidate, ONE);
+    chmod(root, 0o600);
+    let (arm, changes) = changed_by(guard.check(Blame::Candidate, ONE));
+    assert_eq!(arm, Blame::Candidate);
+    changes
+}
+
 #[test]
 fn without_a_watch_every_arm_is_fingerprinted_and_the_first_to_change_the_tree_is_named() {
     let dir = tree();
@@ -42,12 +54,7 @@ fn without_a_watch_every_arm_is_fingerprinted_and_the_first_to_change_the_tree_i
         &baseline,
         Err("no watch here".into()),
     );
-    guard.arm_started(Blame::Reference, ONE);
-    assert_eq!(guard.check(Blame::Reference, ONE), None);
-    guard.arm_started(Blame::Candidate, ONE);
-    chmod(dir.path(), 0o600);
-    let (arm, changes) = changed_by(guard.check(Blame::Candidate, ONE));
-    assert_eq!(arm, Blame::Candidate);
+    let changes = candidate_of_one_changes_the_tree(&guard, dir.path());
     assert_eq!(changes, ["sub/file: mode 644 -> 600"]);
     guard.arm_started(Blame::Reference, TWO);
     let (arm, changes) = changed_by(guard.check(Blame::Reference, TWO));
@@ -88,12 +95,7 @@ fn with_one_arm_at_a_time_the_watch_blames_that_arm_alone_and_fingerprints_only_
     let dir = tree();
     let baseline = fingerprint::take(dir.path(), fingerprint::Depth::Metadata);
     let guard = watched(dir.path(), &baseline);
-    guard.arm_started(Blame::Reference, ONE);
-    assert_eq!(guard.check(Blame::Reference, ONE), None);
-    guard.arm_started(Blame::Candidate, ONE);
-    chmod(dir.path(), 0o600);
-    let (arm, changes) = changed_by(guard.check(Blame::Candidate, ONE));
-    assert_eq!(arm, Blame::Candidate);
+    let changes = candidate_of_one_changes_the_tree(&guard, dir.path());
     assert_eq!(
         changes,
         ["sub/file: mode 644 -> 600"],
