@@ -10,7 +10,7 @@ use super::show::LONG_LINE;
 use super::{judge, CaseRules, Judge, Judged, Tally, DIFF_CAP, NORMALIZE_CAP};
 use crate::matrix::exec::Captured;
 use crate::normalize::{Rule, RuleDraft};
-use crate::outcome::{ArmStatus, Fired, Stream, StreamVerdict, Verdict};
+use crate::outcome::{ArmStatus, Fired, LineCounts, LineOrder, Stream, StreamVerdict, Verdict};
 
 /// Captured runs written to a temp folder of their own.
 struct Runs {
@@ -193,6 +193,16 @@ fn outputs_too_large_to_load_that_differ_only_in_order_differ_when_no_rule_sorts
         "{:?}",
         judged.notes
     );
+    // The first two lines swapped: a single line agreeing is no place to agree
+    // again, so both count as changed, on each side.
+    let counted = LineCounts {
+        compared: LineOrder::InOrder,
+        only_in_reference: 2,
+        only_in_candidate: 2,
+        differing: Some(2),
+        hunks: Some(1),
+    };
+    assert_eq!(judged.streams[0].lines, Some(counted));
 }
 
 #[test]
@@ -476,4 +486,46 @@ fn the_trust_check_changes_each_place_once_and_punctuation_where_there_is_nothin
         reason.contains("(tried at 16 places spread over it)"),
         "{reason}"
     );
+}
+
+#[test]
+fn outputs_equal_once_sorted_are_order_only_and_show_what_moved_while_masked_ones_are_not() {
+    let mut runs = Runs::new();
+    let sorted = stdout_rule("sorted", &[("kind", "sort-lines")]);
+    let timing = mask("timing", "[0-9]+ ms");
+    let case = |runs: &mut Runs, ours: &str, theirs: &str, rules: &[Rule]| {
+        let (ours, theirs) = (
+            runs.printed(ours.as_bytes()),
+            runs.printed(theirs.as_bytes()),
+        );
+        judged(&[ours], &[theirs], rules)
+    };
+    let reordered = case(
+        &mut runs,
+        "a\nb\nc\n",
+        "c\na\nb\n",
+        std::slice::from_ref(&sorted),
+    );
+    assert_eq!(reordered.verdict, Verdict::OrderOnly);
+    assert_eq!(stdout_verdict(&reordered), StreamVerdict::OrderOnly);
+    assert!(
+        !reordered.streams[0].displaced.is_empty(),
+        "the lines out of place are shown"
+    );
+    let masked = case(
+        &mut runs,
+        "ok\nfine\ntook 1 ms\n",
+        "ok\nfine\ntook 2 ms\n",
+        std::slice::from_ref(&timing),
+    );
+    assert_eq!(masked.verdict, Verdict::EqualAfterNormalization);
+    assert_eq!(masked.streams[0].displaced, Vec::<String>::new());
+    // Sorting alone does not make them equal: the mask was needed too.
+    let both = case(
+        &mut runs,
+        "ok\nfine\ntook 1 ms\n",
+        "fine\ntook 2 ms\nok\n",
+        &[sorted, timing],
+    );
+    assert_eq!(both.verdict, Verdict::EqualAfterNormalization);
 }
