@@ -133,6 +133,19 @@ fn two_runs_that_disagree_make_the_arm_flaky() {
 }
 
 #[test]
+fn a_variant_lists_every_run_that_gave_it() {
+    let mut runs = Runs::new();
+    let alternating: Vec<Captured> = (0..5)
+        .map(|i| runs.printed(if i % 2 == 0 { b"a\n" } else { b"b\n" }))
+        .collect();
+    let Verdict::Flaky { arms } = judged(&alternating, &alternating, &[]).verdict else {
+        panic!("runs that alternate are flaky");
+    };
+    let runs_of: Vec<&[usize]> = arms[0].variants.iter().map(|v| &v.runs[..]).collect();
+    assert_eq!(runs_of, [&[1, 3, 5][..], &[2, 4][..]]);
+}
+
+#[test]
 fn variants_past_the_fifth_are_listed_without_a_diff() {
     let mut runs = Runs::new();
     let each_different: Vec<Captured> = (1..=7)
