@@ -542,3 +542,22 @@ fn outputs_equal_once_sorted_are_order_only_and_show_what_moved_while_masked_one
     );
     assert_eq!(both.verdict, Verdict::EqualAfterNormalization);
 }
+
+#[test]
+fn exit_statuses_that_differ_show_both_and_equal_ones_show_nothing() {
+    let mut runs = Runs::new();
+    let status = |judged: &Judged| {
+        let status = (judged.streams.iter())
+            .find(|s| s.stream == Stream::Status)
+            .expect("the status was compared");
+        (status.verdict, status.diff.clone())
+    };
+    let ok = runs.printed(b"same\n");
+    let failed = runs.ended(b"same\n", ArmStatus::Exited { code: 1 });
+    let apart = judged(std::slice::from_ref(&ok), &[failed], &[]);
+    assert_eq!(apart.verdict, Verdict::Differs);
+    let shown = Some("-exit 0\n+exit 1\n".to_string());
+    assert_eq!(status(&apart), (StreamVerdict::Differs, shown));
+    let alike = judged(std::slice::from_ref(&ok), &[runs.printed(b"same\n")], &[]);
+    assert_eq!(status(&alike), (StreamVerdict::Identical, None));
+}
