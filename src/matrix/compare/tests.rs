@@ -1,7 +1,8 @@
 //! Judging whole cases from runs captured on disk: flakiness under `--runs` (how
-//! many runs it takes, what is kept of them, how many variants get a diff), the
-//! limits past which streams are compared from disk or line by line, the wording
-//! of an arm's error, and the rules tallied on the way.
+//! many runs it takes, what is kept of them, which runs each variant lists, how many
+//! variants get a diff), the limits past which streams are compared from disk or
+//! line by line, order-only against equal after normalization, the exit status, the
+//! wording of an arm's error, and the rules tallied on the way.
 
 use std::path::Path;
 use std::time::Duration;
