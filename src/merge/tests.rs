@@ -115,7 +115,8 @@ fn cpu_is_summed_over_the_shards_and_unknown_if_any_shard_did_not_measure_it() {
     assert_eq!(whole.cpu, None);
 }
 
-/// A case of `tree` whose arms both exited 0, judged identical.
+/// The case `id` (its tree the part before the first colon), both arms exiting 0,
+/// judged identical.
 fn case(id: &str) -> Value {
     let run = json!({"argv": ["old"], "repro": "old", "status": {"kind": "exited", "code": 0},
                      "duration_ms": 1.0, "durations_ms": [1.0]});
