@@ -290,6 +290,16 @@ mod tests {
             assert_eq!(mutated(&[from], 0), [to], "{}", from as char);
         }
         assert_eq!(line_drop(b"a\nb\nc\n").unwrap(), (2, b"a\nc\n".to_vec()));
+        assert_eq!(
+            line_drop(b"a\nb\nc\nd\ne\n").unwrap(),
+            (3, b"a\nb\nd\ne\n".to_vec()),
+            "the middle line of five"
+        );
+        assert_eq!(
+            line_drop(b"a\nb\nc\nd").unwrap(),
+            (3, b"a\nb\nd".to_vec()),
+            "of four, the first after the middle"
+        );
         assert_eq!(mutated(b"", spread_points(b"", &[])[0]), b"x");
         let rooted = b"4\t/t/web/a\n";
         let spans = root_spans(rooted, b"/t/web");
