@@ -53,15 +53,18 @@ pub(super) fn stat_path(path: &Path, follow: bool) -> Result<StatFields, StatErr
     }
     match fs::metadata(path) {
         Ok(meta) => Ok(fields(&meta)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound && is_symlink(path) => {
+        Err(err) if err.kind() == io::ErrorKind::NotFound && dangles(path) => {
             Err(StatError::DanglingLink)
         }
         Err(err) => Err(StatError::Io(err)),
     }
 }
 
-fn is_symlink(path: &Path) -> bool {
+/// Whether a path that led nowhere is a link that dangles now: a name made again
+/// since the stat, as a link to something that exists, was gone, not dangling.
+fn dangles(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && fs::metadata(path).is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
 }
 
 /// Paths longer than this are reached through the open folder instead (below).

@@ -128,8 +128,15 @@ mod glue {
 
     fn is_link(parent: Option<&OwnedFd>, name: &OsStr, census: &Counters) -> bool {
         census.stat(StatCall::Fstatat);
-        rustix::fs::statat(dir(parent), name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
+        let is_link = rustix::fs::statat(dir(parent), name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
+        // Followed once more: a name made again since the stat, as a link to
+        // something that exists, was gone when it was statted, not dangling.
+        is_link && {
+            census.stat(StatCall::Fstatat);
+            rustix::fs::statat(dir(parent), name, AtFlags::empty()).err()
+                == Some(rustix::io::Errno::NOENT)
+        }
     }
 
     /// Lists a folder with `getattrlistbulk`, every entry with what its record gave;

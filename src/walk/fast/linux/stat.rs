@@ -204,7 +204,7 @@ fn failed<Fd: AsFd, N: Arg + Copy>(
     census: &Counters,
     errno: rustix::io::Errno,
 ) -> StatError {
-    if errno == rustix::io::Errno::NOENT && follow && is_link(&dir, name, census) {
+    if errno == rustix::io::Errno::NOENT && follow && dangles(&dir, name, census) {
         StatError::DanglingLink
     } else {
         StatError::Io(errno.into())
@@ -213,11 +213,17 @@ fn failed<Fd: AsFd, N: Arg + Copy>(
 
 /// Whether a name that led nowhere is a link that dangles, asked of the name as it
 /// is now, as du asks: the listing's `d_type` may be out of date, and a link
-/// deleted since the listing is gone, not dangling.
-fn is_link<Fd: AsFd, N: Arg>(dir: Fd, name: N, census: &Counters) -> bool {
+/// deleted since the listing is gone, not dangling. A link found there is followed
+/// once more: a name made again since the stat, as a link to something that
+/// exists, was gone when it was statted, and dangles nowhere.
+fn dangles<Fd: AsFd, N: Arg + Copy>(dir: Fd, name: N, census: &Counters) -> bool {
     census.stat(StatCall::Fstatat);
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
+    let is_link = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
+    is_link && {
+        census.stat(StatCall::Fstatat);
+        rustix::fs::statat(&dir, name, AtFlags::empty()).err() == Some(rustix::io::Errno::NOENT)
+    }
 }
 
 /// Every field the probe compares: asking for more costs nothing in the call, and
@@ -284,4 +290,32 @@ fn from_statx(s: &rustix::fs::Statx) -> StatFields {
 
 fn kind_of_mode(mode: u32) -> FileKind {
     kind_of_type(FileType::from_raw_mode(mode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With `-L`, a stat that found nothing is called a dangling link only when the
+    /// name is a link that still leads nowhere: a name made again meanwhile as a
+    /// link to a file that exists (as a racer does between the listing's stat and
+    /// this look) was gone, and says so.
+    #[test]
+    fn a_name_that_led_nowhere_dangles_only_when_its_link_still_does() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("target"), b"x").unwrap();
+        std::os::unix::fs::symlink("target", dir.path().join("alive")).unwrap();
+        std::os::unix::fs::symlink("missing", dir.path().join("dead")).unwrap();
+        let fd = OwnedFd::from(std::fs::File::open(dir.path()).unwrap());
+        let census = Counters::default();
+        let verdict = |name: &CStr| failed(&fd, name, true, &census, rustix::io::Errno::NOENT);
+        assert!(matches!(verdict(c"dead"), StatError::DanglingLink));
+        for name in [c"alive", c"absent", c"target"] {
+            let verdict = verdict(name);
+            assert!(
+                matches!(&verdict, StatError::Io(e) if e.kind() == std::io::ErrorKind::NotFound),
+                "{name:?}: {verdict:?}"
+            );
+        }
+    }
 }
