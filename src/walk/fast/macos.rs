@@ -112,7 +112,7 @@ mod glue {
             };
             match rustix::fs::statat(dir(parent), name, flags) {
                 Ok(st) => Ok(from_fstatat(&st)),
-                Err(rustix::io::Errno::NOENT) if follow && is_link(parent, name, census) => {
+                Err(rustix::io::Errno::NOENT) if follow && dangles(parent, name, census) => {
                     Err(StatError::DanglingLink)
                 }
                 Err(errno) => Err(StatError::Io(errno.into())),
@@ -126,7 +126,8 @@ mod glue {
         parent.map_or(CWD, |fd| fd.as_fd())
     }
 
-    fn is_link(parent: Option<&OwnedFd>, name: &OsStr, census: &Counters) -> bool {
+    /// Whether a name that led nowhere is a link that still dangles.
+    fn dangles(parent: Option<&OwnedFd>, name: &OsStr, census: &Counters) -> bool {
         census.stat(StatCall::Fstatat);
         let is_link = rustix::fs::statat(dir(parent), name, AtFlags::SYMLINK_NOFOLLOW)
             .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
