@@ -242,6 +242,28 @@ pub(crate) fn from_fstatat(st: &rustix::fs::Stat) -> StatFields {
     }
 }
 
+/// Whether a name that led nowhere when followed is a link that dangles, asked of
+/// the name as it is now, as du asks: a listing's `d_type` may be out of date, and
+/// a link deleted since the listing is gone, not dangling. A link found there is
+/// followed once more: a name made again since the stat, as a link to something
+/// that exists, was gone when it was statted, and dangles nowhere.
+#[cfg(unix)]
+pub(crate) fn dangles<Fd: std::os::fd::AsFd, N: rustix::path::Arg + Copy>(
+    dir: Fd,
+    name: N,
+    census: &crate::walk::census::Counters,
+) -> bool {
+    use crate::walk::census::StatCall;
+    use rustix::fs::{statat, AtFlags, FileType};
+    census.stat(StatCall::Fstatat);
+    let is_link = statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
+    is_link && {
+        census.stat(StatCall::Fstatat);
+        statat(&dir, name, AtFlags::empty()).err() == Some(rustix::io::Errno::NOENT)
+    }
+}
+
 /// Maps std's file type to ours.
 pub fn kind_of(ft: std::fs::FileType) -> FileKind {
     if ft.is_dir() {

@@ -62,13 +62,13 @@ mod glue {
     use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
 
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
+    use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 
     use super::records::{self, Record};
     use super::{file_fields, BULK_LIMIT};
     use crate::walk::census::{Counters, ListingCall, StatCall};
     use crate::walk::fast::bulk::{BulkEntry, FolderListing, Platform};
-    use crate::walk::stat::{from_fstatat, kind_of_file_type, StatFields};
+    use crate::walk::stat::{dangles, from_fstatat, kind_of_file_type, StatFields};
     use crate::walk::{Listed, StatError};
 
     /// Bytes of records one `getattrlistbulk` call may fill.
@@ -112,7 +112,7 @@ mod glue {
             };
             match rustix::fs::statat(dir(parent), name, flags) {
                 Ok(st) => Ok(from_fstatat(&st)),
-                Err(rustix::io::Errno::NOENT) if follow && dangles(parent, name, census) => {
+                Err(rustix::io::Errno::NOENT) if follow && dangles(dir(parent), name, census) => {
                     Err(StatError::DanglingLink)
                 }
                 Err(errno) => Err(StatError::Io(errno.into())),
@@ -124,20 +124,6 @@ mod glue {
     /// operand.
     fn dir(parent: Option<&OwnedFd>) -> BorrowedFd<'_> {
         parent.map_or(CWD, |fd| fd.as_fd())
-    }
-
-    /// Whether a name that led nowhere is a link that still dangles.
-    fn dangles(parent: Option<&OwnedFd>, name: &OsStr, census: &Counters) -> bool {
-        census.stat(StatCall::Fstatat);
-        let is_link = rustix::fs::statat(dir(parent), name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
-        // Followed once more: a name made again since the stat, as a link to
-        // something that exists, was gone when it was statted, not dangling.
-        is_link && {
-            census.stat(StatCall::Fstatat);
-            rustix::fs::statat(dir(parent), name, AtFlags::empty()).err()
-                == Some(rustix::io::Errno::NOENT)
-        }
     }
 
     /// Lists a folder with `getattrlistbulk`, every entry with what its record gave;

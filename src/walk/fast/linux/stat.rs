@@ -12,7 +12,7 @@ use rustix::path::Arg;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::walk::census::{Counters, StatCall};
-use crate::walk::stat::{Field, FileKind, Source, StatFields, Timestamp};
+use crate::walk::stat::{dangles, Field, FileKind, Source, StatFields, Timestamp};
 use crate::walk::{StatError, SumFacts};
 
 /// Stats one name relative to a folder's descriptor.
@@ -208,21 +208,6 @@ fn failed<Fd: AsFd, N: Arg + Copy>(
         StatError::DanglingLink
     } else {
         StatError::Io(errno.into())
-    }
-}
-
-/// Whether a name that led nowhere is a link that dangles, asked of the name as it
-/// is now, as du asks: the listing's `d_type` may be out of date, and a link
-/// deleted since the listing is gone, not dangling. A link found there is followed
-/// once more: a name made again since the stat, as a link to something that
-/// exists, was gone when it was statted, and dangles nowhere.
-fn dangles<Fd: AsFd, N: Arg + Copy>(dir: Fd, name: N, census: &Counters) -> bool {
-    census.stat(StatCall::Fstatat);
-    let is_link = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
-    is_link && {
-        census.stat(StatCall::Fstatat);
-        rustix::fs::statat(&dir, name, AtFlags::empty()).err() == Some(rustix::io::Errno::NOENT)
     }
 }
 
