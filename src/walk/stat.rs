@@ -251,7 +251,7 @@ pub(crate) fn from_fstatat(st: &rustix::fs::Stat) -> StatFields {
 pub(crate) fn dangles<Fd: std::os::fd::AsFd, N: rustix::path::Arg + Copy>(
     dir: Fd,
     name: N,
-    census: &crate::walk::census::Counters,
+    census: &(impl crate::walk::census::CountsStats + ?Sized),
 ) -> bool {
     use crate::walk::census::StatCall;
     use rustix::fs::{statat, AtFlags, FileType};

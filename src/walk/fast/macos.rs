@@ -66,7 +66,7 @@ mod glue {
 
     use super::records::{self, Record};
     use super::{file_fields, BULK_LIMIT};
-    use crate::walk::census::{Counters, ListingCall, StatCall};
+    use crate::walk::census::{Counters, CountsStats, ListingCall, StatCall};
     use crate::walk::fast::bulk::{BulkEntry, FolderListing, Platform};
     use crate::walk::stat::{dangles, from_fstatat, kind_of_file_type, StatFields};
     use crate::walk::{Listed, StatError};

@@ -44,7 +44,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 
 use self::dir_info::{Class, DirRecord};
 use super::bulk::{BulkEntry, FolderListing, Platform};
-use crate::walk::census::{Counters, ListingCall, StatCall};
+use crate::walk::census::{Counters, CountsStats, ListingCall, StatCall};
 use crate::walk::stat::{Field, Source, StatFields};
 use crate::walk::{FileKind, Listed, StatError};
 

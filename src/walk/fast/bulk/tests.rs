@@ -8,7 +8,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::{list, BulkEntry, FolderListing, Platform};
-use crate::walk::census::{Counters, ListingCall};
+use crate::walk::census::{Counters, CountsStats, ListingCall, StatCall};
 use crate::walk::du::{self, Unit};
 use crate::walk::stat::StatFields;
 use crate::walk::{reference, FileKind, ListOptions, Listed, StatError};
@@ -55,7 +55,7 @@ impl Platform for Portable {
                 }
             };
             let meta = fs::symlink_metadata(dirent.path());
-            census.stat(crate::walk::census::StatCall::Fstatat);
+            census.stat(StatCall::Fstatat);
             let fields = meta.ok().map(|m| StatFields::from_metadata(&m));
             let kind = fields.as_ref().map_or(FileKind::Unknown, |f| f.kind);
             entries.push(BulkEntry {
@@ -77,7 +77,7 @@ impl Platform for Portable {
         follow: bool,
         census: &Counters,
     ) -> Result<StatFields, StatError> {
-        census.stat(crate::walk::census::StatCall::Fstatat);
+        census.stat(StatCall::Fstatat);
         let path = parent.map_or_else(|| PathBuf::from(name), |p| p.join(name));
         reference::stat_path(&path, follow)
     }

@@ -11,7 +11,7 @@ use rustix::path::Arg;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::walk::census::{Counters, StatCall};
+use crate::walk::census::{Counters, CountsStats, StatCall};
 use crate::walk::stat::{dangles, Field, FileKind, Source, StatFields, Timestamp};
 use crate::walk::{StatError, SumFacts};
 
@@ -27,7 +27,7 @@ pub(super) fn stat_entry<Fd: AsFd, N: Arg + Copy>(
     dir: Fd,
     name: N,
     follow: bool,
-    census: &Counters,
+    census: &(impl CountsStats + ?Sized),
 ) -> Result<StatFields, StatError> {
     ask(&dir, name, follow, census, |answer| match answer {
         Ok(answer) => Ok(answer.fields()),
@@ -74,7 +74,7 @@ pub(super) fn stat_or_sum<Fd: AsFd, N: Arg + Copy>(
     dir: Fd,
     name: N,
     follow: bool,
-    census: &Counters,
+    census: &(impl CountsStats + ?Sized),
     sums: impl FnOnce(&SumFacts) -> bool,
 ) -> Made {
     ask(&dir, name, follow, census, |answer| match answer {
@@ -130,7 +130,7 @@ fn ask<Fd: AsFd, N: Arg + Copy, T>(
     dir: Fd,
     name: N,
     follow: bool,
-    census: &Counters,
+    census: &(impl CountsStats + ?Sized),
     then: impl FnOnce(rustix::io::Result<Answer<'_>>) -> T,
 ) -> T {
     let mut flags = AtFlags::STATX_DONT_SYNC;
@@ -201,7 +201,7 @@ fn failed<Fd: AsFd, N: Arg + Copy>(
     dir: Fd,
     name: N,
     follow: bool,
-    census: &Counters,
+    census: &(impl CountsStats + ?Sized),
     errno: rustix::io::Errno,
 ) -> StatError {
     if errno == rustix::io::Errno::NOENT && follow && dangles(&dir, name, census) {

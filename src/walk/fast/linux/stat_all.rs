@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::listing::{Listing, Named};
 use super::stat::{kind_of_type, stat_or_sum, Made};
 use super::{in_pool, CHUNKED_FOLDER, STAT_CHUNK};
-use crate::walk::census::Counters;
+use crate::walk::census::{Counters, CountsStats, StatTally};
 use crate::walk::stat::StatFields;
 use crate::walk::{Contents, Entry, Listed, SumFacts, Summed};
 
@@ -68,7 +68,7 @@ pub(super) fn stat_all(
     census: &Counters,
     (left_out, given): (&LeftOut<'_>, &Given<'_>),
 ) -> Statted {
-    let make = |at: usize, named: &Named, census: &Counters| {
+    let make = |at: usize, named: &Named, census: &dyn CountsStats| {
         let name = listing.name(named);
         let made = match given(at) {
             Some(stat) => Made::Kept(Ok(stat)),
@@ -90,23 +90,31 @@ pub(super) fn stat_all(
     let names = &listing.names;
     let mut statted = Statted::for_listing(listing);
     if names.len() >= CHUNKED_FOLDER {
-        let made: Vec<_> = in_pool(|| {
-            (names.par_iter().enumerate())
-                .with_min_len(STAT_CHUNK)
-                .map(|(at, named)| (at, make(at, named, census)))
+        // Each chunk counts its own stats and adds them once (see [`StatTally`]).
+        let chunks: Vec<Vec<_>> = in_pool(|| {
+            (names.par_chunks(STAT_CHUNK).enumerate())
+                .map(|(chunk, named)| {
+                    let tally = StatTally::default();
+                    let first = chunk * STAT_CHUNK;
+                    let made = (first..)
+                        .zip(named)
+                        .map(|(at, n)| (at, make(at, n, &tally)));
+                    let made = made.collect();
+                    census.add_tally(&tally);
+                    made
+                })
                 .collect()
         });
-        for (at, made) in made {
+        for (at, made) in chunks.into_iter().flatten() {
             statted.add(at, made);
         }
     } else {
-        // Counted here and added once: every stat bumping the walk's shared
-        // counters kept their cache line moving between the workers.
-        let counted = Counters::default();
+        // Counted here and added once (see [`StatTally`]).
+        let tally = StatTally::default();
         for (at, named) in names.iter().enumerate() {
-            statted.add(at, make(at, named, &counted));
+            statted.add(at, make(at, named, &tally));
         }
-        census.add(&counted);
+        census.add_tally(&tally);
     }
     statted
 }

@@ -173,8 +173,26 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
         assert_eq!((typed, census.unknown), ((0, 0, 0, 0), 4), "{census:?}");
     }
     assert_eq!(census.listed(), 4, "{census:?}");
-    // One stat per entry, and one for the operand.
+    // One stat per entry, and one for the operand: statx, unless the kernel
+    // refused it.
     assert_eq!(census.stat_calls(), 5, "{census:?}");
+    if census.statx_refused == 0 {
+        assert_eq!((census.statx, census.fstatat), (5, 0), "{census:?}");
+    }
+}
+
+/// A huge folder's stats are made in chunks over the pool, each counting its own:
+/// every one of them reaches the census.
+#[test]
+fn the_census_counts_every_stat_of_a_huge_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = CHUNKED_FOLDER + STAT_CHUNK / 2;
+    for i in 0..names {
+        std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+    }
+    let (_, census) = list(&[dir.path().into()], ListOptions::default(), true);
+    assert_eq!(census.listed(), names as u64, "{census:?}");
+    assert_eq!(census.stat_calls(), names as u64 + 1, "{census:?}");
 }
 
 /// A walk that sums files keeps folders, files with other links and files it
