@@ -304,7 +304,7 @@ fn ratio_spread(mut ratios: Vec<f64>) -> (f64, String) {
     (ratios[ratios.len() / 2], range)
 }
 
-/// Fast CPU per entry against the floor's: the design's 1.3x.
+/// Fast CPU per entry against the floor's: the design's 1.3x, on nm.
 fn print_cpu_target(name: &str, entries: u64, timed: &[Timed]) {
     let (fast, floor) = (find(timed, "fast"), find(timed, "floor"));
     let (Some(fast_cpu), Some(floor_cpu), Some(ratios)) =
@@ -314,18 +314,30 @@ fn print_cpu_target(name: &str, entries: u64, timed: &[Timed]) {
         return;
     };
     let (ratio, range) = ratio_spread(ratios);
+    // The design sets this target on nm, a wide tree; a chain of folders walked on
+    // two threads spends CPU on the hand-over between them to save wall time.
+    let judged = if name == "nm" {
+        format!(
+            "(target <= {CPU_OVER_FLOOR}): {}",
+            verdict(ratio, CPU_OVER_FLOOR)
+        )
+    } else {
+        "(no target on this tree)".to_string()
+    };
     println!(
         "{name}: floor CPU {:.2} us/entry; fast CPU {:.2} us/entry; fast/floor per round \
-         {ratio:.2} (range {range}) (target <= {CPU_OVER_FLOOR}): {}",
+         {ratio:.2} (range {range}) {judged}",
         micros_per(floor_cpu, entries),
         micros_per(fast_cpu, entries),
-        verdict(ratio, CPU_OVER_FLOOR)
     );
 }
 
-/// Fast wall time against the fastest of the installed peers, round by round.
-fn print_peer_target(name: &str, timed: &[Timed]) {
-    let fast = find(timed, "fast");
+/// The fastest installed peer (by median wall) with that median, and the fastest
+/// peer's wall of each round; `None`, after saying why, when no peer is installed.
+fn fastest_peers<'t>(
+    name: &str,
+    timed: &'t [Timed],
+) -> Option<(&'t Timed, Duration, Vec<Duration>)> {
     let mut installed = Vec::new();
     for peer in PEERS.iter().map(|label| find(timed, label)) {
         match peer.wall() {
@@ -338,12 +350,26 @@ fn print_peer_target(name: &str, timed: &[Timed]) {
     }
     let Some(&(fastest, wall)) = installed.iter().min_by_key(|(_, wall)| *wall) else {
         println!("{name}: NO PEER INSTALLED: fast vs the fastest peer not measured");
-        return;
+        return None;
     };
-    let fastest_each_round: Vec<Duration> = (0..fast.walls.len())
+    let rounds = find(timed, "fast").walls.len();
+    let each_round = (0..rounds)
         .filter_map(|i| installed.iter().filter_map(|(p, _)| p.walls.get(i)).min())
         .copied()
         .collect();
+    Some((fastest, wall, each_round))
+}
+
+/// Fast wall time against the fastest of the installed peers, round by round, and
+/// how far below that target the floor itself would be if spread perfectly over
+/// the cores: no walker that makes the floor's calls can beat that bound, so the
+/// gap between it and the target is all a parallel engine has for its own work,
+/// its start and the tail where a core waits.
+fn print_peer_target(name: &str, timed: &[Timed], cores: usize) {
+    let fast = find(timed, "fast");
+    let Some((fastest, wall, fastest_each_round)) = fastest_peers(name, timed) else {
+        return;
+    };
     let (Some(fast_wall), Some(ratios)) =
         (fast.wall(), per_round(&fast.walls, &fastest_each_round))
     else {
@@ -358,6 +384,20 @@ fn print_peer_target(name: &str, timed: &[Timed]) {
         ms(wall),
         verdict(ratio, WALL_OVER_FASTEST_PEER)
     );
+    let floor = find(timed, "floor");
+    let spread: Vec<Duration> = floor
+        .cpus
+        .iter()
+        .map(|cpu| *cpu / cores.max(1) as u32)
+        .collect();
+    if let Some(bounds) = per_round(&spread, &fastest_each_round) {
+        let (bound, range) = ratio_spread(bounds);
+        let room = (WALL_OVER_FASTEST_PEER / bound - 1.0) * 100.0;
+        println!(
+            "{name}: the floor's CPU spread perfectly over {cores} cores, per round: {bound:.3} \
+             of the fastest peer's wall (range {range}); the target leaves {room:.0}% over it"
+        );
+    }
 }
 
 fn print_reference_target(name: &str, timed: &[Timed]) {
@@ -470,7 +510,7 @@ fn main() -> ExitCode {
     for (name, entries, timed) in &results {
         print_cpu_target(name, *entries, timed);
         if *name == "nm" {
-            print_peer_target(name, timed);
+            print_peer_target(name, timed, cores);
         }
         print_reference_target(name, timed);
     }
