@@ -263,13 +263,15 @@ fn a_chain_walked_by_one_thread_stays_within_a_small_descriptor_limit() {
 }
 
 /// A folder whose listing takes several getdents64 batches but is small enough to
-/// be pipelined: the subfolders named only in later batches are entered after the
-/// stats come in, on a pool of one thread and on the default pool alike.
+/// be pipelined, at the end of a run of folders with one subfolder each (as a
+/// pipelined folder is): the subfolders named only in later batches are entered
+/// after the stats come in, on a pool of one thread and on the default pool alike.
 #[test]
 fn subfolders_past_the_first_listing_batch_are_entered() {
     let dir = temp_dir();
-    let root = dir.path().join("batches");
-    fs::create_dir(&root).unwrap();
+    let top = dir.path().join("top");
+    let root = top.join("one/two/batches");
+    fs::create_dir_all(&root).unwrap();
     // 200-byte names: about 290 fit in the 64 KiB listing buffer.
     for i in 0..600 {
         fs::write(root.join(format!("{i:0>200}")), b"x").unwrap();
@@ -279,7 +281,7 @@ fn subfolders_past_the_first_listing_batch_are_entered() {
         fs::create_dir_all(sub.join("inner")).unwrap();
         fs::write(sub.join("inner").join("f"), vec![b'y'; 5000]).unwrap();
     }
-    let reference = walk(&me(), "reference", "-a", &[&root]).output();
+    let reference = walk(&me(), "reference", "-a", &[&top]).output();
     assert_eq!(
         String::from_utf8_lossy(&reference.stdout)
             .matches("/inner/f\n")
@@ -288,7 +290,7 @@ fn subfolders_past_the_first_listing_batch_are_entered() {
         "{reference}"
     );
     for threads in ["1", "2"] {
-        let fast = walk(&me(), "fast", "-a", &[&root])
+        let fast = walk(&me(), "fast", "-a", &[&top])
             .env("RAYON_NUM_THREADS", threads)
             .output();
         identical(&reference, &fast, b'\n').unwrap_or_else(|e| panic!("{threads} thread(s): {e}"));

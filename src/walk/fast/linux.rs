@@ -4,7 +4,8 @@
 //! operand. Folders are spread over a work-stealing pool; a huge folder's stats are
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
-//! A chain of folders is pipelined over two threads: once the first `getdents64`
+//! A chain of folders (a folder below [`PIPELINE_BELOW_RUN`] folders in a row with
+//! one subfolder each) is pipelined over two threads: once the first `getdents64`
 //! batch of a small folder is in, the subfolders its `d_type`s name are opened and
 //! entered at once, while another worker finishes the listing (the call that meets
 //! the end), stats every entry and closes the folder. The thread goes on down such
@@ -59,6 +60,13 @@ const OPEN_AHEAD: usize = 16;
 /// and stats. Beyond it a folder is finished by the thread that listed it; the bound
 /// keeps the descriptor table below the size whose growth waits for RCU.
 const PIPELINED_FOLDERS: usize = 32;
+/// A folder is pipelined only below this many folders in a row that each had one
+/// subfolder: the pipeline splits a chain, which one worker would otherwise walk
+/// alone. Where the tree branches the pool has a folder for every worker already,
+/// and handing each folder's second half to another worker cost a node_modules
+/// tree about 3% more CPU than walking it whole; there, runs of three such folders
+/// are rare (19 of nm's 4,685 folders).
+const PIPELINE_BELOW_RUN: u32 = 3;
 
 /// Lists the operands, and counts what the listing typed and what was statted.
 /// With `sum_files`, files only summed are left out (see [`Summed`]).
@@ -100,7 +108,8 @@ impl Walker {
         let contents = match &stat {
             Ok(fields) => {
                 let root_dev = fields.dev.map(|d| d.value);
-                self.contents(self.open_folder(CWD, operand, fields, root_dev), root_dev)
+                let opened = self.open_folder(CWD, operand, fields, root_dev);
+                self.contents(opened, root_dev, 0)
             }
             Err(_) => Contents::None,
         };
@@ -129,19 +138,21 @@ impl Walker {
         open_subfolder(parent, name, self.options.follow_symlinks)
     }
 
-    fn contents(&self, opened: Opened, root_dev: Option<u64>) -> Contents {
+    /// The contents of an opened folder, `run` the folders in a row right above it
+    /// that each had one subfolder (see [`PIPELINE_BELOW_RUN`]).
+    fn contents(&self, opened: Opened, root_dev: Option<u64>, run: u32) -> Contents {
         match opened {
-            Opened::Folder(fd) => self.folder(fd, root_dev),
+            Opened::Folder(fd) => self.folder(fd, root_dev, run),
             Opened::Settled(contents) => contents,
         }
     }
 
-    fn folder(&self, fd: OwnedFd, root_dev: Option<u64>) -> Contents {
+    fn folder(&self, fd: OwnedFd, root_dev: Option<u64>, run: u32) -> Contents {
         self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
-        match self.may_pipeline(&listing) {
-            Some(slot) => self.chain(fd, listing, slot, root_dev),
-            None => self.unpipelined(fd, listing, root_dev),
+        match self.may_pipeline(&listing, run) {
+            Some(slot) => self.chain(fd, listing, slot, (root_dev, run)),
+            None => self.unpipelined(fd, listing, root_dev, run),
         }
     }
 
@@ -150,7 +161,13 @@ impl Walker {
     // Kept out of line: its locals would otherwise widen the frame of `folder`, and
     // a chain walked without the pipeline recurses through both at every level.
     #[inline(never)]
-    fn unpipelined(&self, fd: OwnedFd, mut listing: Listing, root_dev: Option<u64>) -> Contents {
+    fn unpipelined(
+        &self,
+        fd: OwnedFd,
+        mut listing: Listing,
+        root_dev: Option<u64>,
+        run: u32,
+    ) -> Contents {
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
@@ -161,20 +178,21 @@ impl Walker {
         let subfolders: Vec<usize> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
-        self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev);
+        let run_below = run_below(run, subfolders.len());
+        self.enter_subfolders(fd, None, &mut entries, subfolders, (root_dev, run_below));
         self.listed(entries, error, summed, root_dev)
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
     /// their contents; `fd` and the pipeline slot it holds, if any, are given up
-    /// together.
+    /// together. `run_below` is the subfolders' run (see [`Walker::contents`]).
     fn enter_subfolders(
         &self,
         fd: OwnedFd,
         slot: Option<PipelineSlot<'_>>,
         entries: &mut [Entry],
         indexes: Vec<usize>,
-        root_dev: Option<u64>,
+        (root_dev, run_below): (Option<u64>, u32),
     ) {
         let open = |entry: &Entry| match &entry.stat {
             Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
@@ -185,13 +203,13 @@ impl Walker {
             // them, so a chain holds one descriptor here, not one per level.
             let opened: Vec<Opened> = indexes.iter().map(|&i| open(&entries[i])).collect();
             drop((fd, slot));
-            self.enter_all(opened, root_dev)
+            self.enter_all(opened, root_dev, run_below)
         } else {
             let shared: &[Entry] = entries;
             in_pool(|| {
                 indexes
                     .par_iter()
-                    .map(|&i| self.contents(open(&shared[i]), root_dev))
+                    .map(|&i| self.contents(open(&shared[i]), root_dev, run_below))
                     .collect()
             })
         };
@@ -203,10 +221,14 @@ impl Walker {
     /// A slot for pipelining this folder, when its subfolders can be told from
     /// `d_type` alone: links are not followed (a followed link's target is known
     /// only from its stat), `-x` is off (opening a folder on another device could
-    /// trigger an automount the stat would have avoided), the first batch is not
+    /// trigger an automount the stat would have avoided), it ends a long enough run
+    /// of single subfolders ([`PIPELINE_BELOW_RUN`]), the first batch is not
     /// already a huge folder's, and it names few subfolders.
-    fn may_pipeline(&self, listing: &Listing) -> Option<PipelineSlot<'_>> {
+    fn may_pipeline(&self, listing: &Listing, run: u32) -> Option<PipelineSlot<'_>> {
         if self.options.follow_symlinks || self.options.one_file_system {
+            return None;
+        }
+        if run < PIPELINE_BELOW_RUN {
             return None;
         }
         if listing.names.len() >= CHUNKED_FOLDER || listing.error.is_some() {
@@ -236,12 +258,12 @@ impl Walker {
         fd: OwnedFd,
         listing: Listing,
         slot: PipelineSlot<'_>,
-        root_dev: Option<u64>,
+        (root_dev, run): (Option<u64>, u32),
     ) -> Contents {
         // Each level's finished half, by depth below the chain's top.
         let finished: Mutex<Vec<Option<FinishedFolder>>> = Mutex::new(Vec::new());
         let bottom = rayon::in_place_scope(|scope| {
-            let (mut fd, mut listing, mut slot) = (fd, listing, slot);
+            let (mut fd, mut listing, mut slot, mut level_run) = (fd, listing, slot, run);
             loop {
                 let named: Vec<usize> = listing.named_folders().collect();
                 let opened: Vec<Opened> = named
@@ -264,22 +286,24 @@ impl Walker {
                 });
                 let child = match <[Opened; 1]>::try_from(opened) {
                     Ok([Opened::Folder(child)]) => child,
-                    Ok([settled]) => break vec![self.contents(settled, root_dev)],
-                    Err(opened) => break self.enter_all(opened, root_dev),
+                    Ok([settled]) => break vec![self.contents(settled, root_dev, 0)],
+                    Err(opened) => break self.enter_all(opened, root_dev, 0),
                 };
                 self.census.served(ListingCall::Getdents64);
                 listing = first_batch(&child);
-                match self.may_pipeline(&listing) {
-                    Some(next_slot) => (fd, slot) = (child, next_slot),
-                    None => break vec![self.unpipelined(child, listing, root_dev)],
+                let child_run = level_run.saturating_add(1);
+                match self.may_pipeline(&listing, child_run) {
+                    Some(next_slot) => (fd, slot, level_run) = (child, next_slot, child_run),
+                    None => break vec![self.unpipelined(child, listing, root_dev, child_run)],
                 }
             }
         });
         let levels = finished.into_inner().expect("levels lock");
         let mut listed = bottom;
-        for level in levels.into_iter().rev() {
+        for (depth, level) in levels.into_iter().enumerate().rev() {
             let level = level.expect("the scope waits for every level's job");
-            listed = vec![self.settle(level, listed, root_dev)];
+            let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
+            listed = vec![self.settle(level, listed, (root_dev, level_run))];
         }
         listed.pop().expect("a chain has a top level")
     }
@@ -291,7 +315,7 @@ impl Walker {
         &self,
         finished: FinishedFolder<'_>,
         listed: Vec<Contents>,
-        root_dev: Option<u64>,
+        (root_dev, run): (Option<u64>, u32),
     ) -> Contents {
         let FinishedFolder {
             mut entries,
@@ -300,6 +324,7 @@ impl Walker {
             late,
             summed,
         } = finished;
+        let entered_early = named.len();
         for (i, contents) in named.into_iter().zip(listed) {
             if self.enters(&entries[i], root_dev) {
                 entries[i].contents = contents;
@@ -308,7 +333,8 @@ impl Walker {
             }
         }
         if let Some((fd, slot, late)) = late {
-            self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev);
+            let run_below = run_below(run, entered_early + late.len());
+            self.enter_subfolders(fd, Some(slot), &mut entries, late, (root_dev, run_below));
         }
         self.listed(entries, error, summed, root_dev)
     }
@@ -417,8 +443,8 @@ impl Walker {
     }
 
     /// Lists opened subfolders, spread over the pool when there are several.
-    fn enter_all(&self, opened: Vec<Opened>, root_dev: Option<u64>) -> Vec<Contents> {
-        crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev))
+    fn enter_all(&self, opened: Vec<Opened>, root_dev: Option<u64>, run: u32) -> Vec<Contents> {
+        crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev, run))
     }
 }
 
@@ -446,6 +472,16 @@ struct EnteredEarly {
 enum Opened {
     Folder(OwnedFd),
     Settled(Contents),
+}
+
+/// The run of a folder's subfolders (see [`Walker::contents`]), given the folder's
+/// own run and how many subfolders it has.
+fn run_below(run: u32, subfolders: usize) -> u32 {
+    if subfolders == 1 {
+        run.saturating_add(1)
+    } else {
+        0
+    }
 }
 
 /// How many entries a listing holds at every level below it; a loop, not a

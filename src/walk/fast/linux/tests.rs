@@ -1,5 +1,5 @@
-//! The pipelined folder's decisions on listings whose `d_type`s were rewritten, and
-//! the accounting of pipeline slots.
+//! The pipelined folder's decisions on listings whose `d_type`s were rewritten,
+//! which folders are pipelined, and the accounting of pipeline slots.
 
 use super::*;
 use crate::walk::{FileKind, StatFields};
@@ -45,7 +45,7 @@ fn entries(contents: &Contents) -> &[Entry] {
 fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
     let walker = walker();
     let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-    let contents = walker.chain(fd, listing, slot, None);
+    let contents = walker.chain(fd, listing, slot, (None, PIPELINE_BELOW_RUN));
     assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
     contents
 }
@@ -109,7 +109,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
         late: None,
         summed: Summed::default(),
     };
-    let settled = walker.settle(finished, vec![listed], None);
+    let settled = walker.settle(finished, vec![listed], (None, PIPELINE_BELOW_RUN));
     let g = child(entries(&settled), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(walker.census.snapshot().overruled, 3);
@@ -139,6 +139,23 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
         drop(finished);
         assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
     }
+}
+
+/// A folder is pipelined only at the end of a run of folders with one subfolder
+/// each; a folder with several subfolders, or none, starts the count again.
+#[test]
+fn only_a_folder_ending_a_run_of_single_subfolders_is_pipelined() {
+    let walker = walker();
+    let (_dir, _fd, listing) = listed_folder();
+    assert!(walker.may_pipeline(&listing, 0).is_none());
+    assert!(walker
+        .may_pipeline(&listing, PIPELINE_BELOW_RUN - 1)
+        .is_none());
+    assert!(walker.may_pipeline(&listing, PIPELINE_BELOW_RUN).is_some());
+    assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+    assert_eq!(run_below(2, 1), 3);
+    assert_eq!((run_below(2, 0), run_below(2, 2)), (0, 0));
+    assert_eq!(run_below(u32::MAX, 1), u32::MAX);
 }
 
 #[test]
