@@ -103,7 +103,7 @@ pub struct FlagSetFile {
     pub operand: Vec<String>,
     /// Environment overrides for both arms, on top of the pinned environment.
     pub env: Vec<(String, String)>,
-    /// The program name both arms run with (argv[0]), when the file sets one; else
+    /// The program name both arms run with (`argv[0]`), when the file sets one; else
     /// each arm runs with its program's file name.
     pub argv0: Option<String>,
     /// `eqcheck shrink` may drop words of `common` too (`shrink-common = yes`);
@@ -142,7 +142,7 @@ pub fn command_with_tree(command: &[String], tree: &Path) -> Vec<std::ffi::OsStr
     argv
 }
 
-/// What is wrong with a program name arms are to run with (argv[0]), if anything:
+/// What is wrong with a program name arms are to run with (`argv[0]`), if anything:
 /// the one rule for a flag-set file's `argv0`, a config's and `--argv0`.
 pub fn argv0_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {

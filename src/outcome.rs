@@ -90,7 +90,7 @@ pub struct Host {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ArmInfo {
     pub command: Vec<String>,
-    /// The name the program saw as its own (argv[0]).
+    /// The name the program saw as its own (`argv[0]`).
     pub argv0: String,
     /// The program's file, as found on PATH (absent when it cannot be found).
     pub binary: Option<String>,

@@ -14,7 +14,7 @@ use crate::outcome::BuiltFrom;
 pub struct Arm {
     /// The program by its absolute path, then its leading arguments.
     pub command: Vec<String>,
-    /// What the program sees as its name (argv[0]): by default its file name, as a
+    /// What the program sees as its name (`argv[0]`): by default its file name, as a
     /// user typing it would see it, so `old/du` and `new/du` print the same `du:`
     /// on every error line; a flag-set file's or the config's `argv0` sets it.
     pub argv0: String,
@@ -38,13 +38,13 @@ pub struct Runner {
     pub kind: RunnerKind,
 }
 
-/// What eqcheck knows of a runner, for passing the program its argv[0].
+/// What eqcheck knows of a runner, for passing the program its `argv[0]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunnerKind {
-    /// qemu's user-mode emulators (`qemu-aarch64`, …): `-0 NAME` sets the argv[0]
+    /// qemu's user-mode emulators (`qemu-aarch64`, …): `-0 NAME` sets the `argv[0]`
     /// the emulated program sees.
     QemuUser,
-    /// Any other: the program sees the path it was given as its argv[0].
+    /// Any other: the program sees the path it was given as its `argv[0]`.
     Other,
 }
 
@@ -61,7 +61,7 @@ impl Runner {
 }
 
 impl Arm {
-    /// The name the started process sees as its own: the program's argv[0], or,
+    /// The name the started process sees as its own: the program's `argv[0]`, or,
     /// under a runner, the runner's file name (the runner passes the program its
     /// own).
     pub fn spawned_as(&self) -> String {
@@ -72,7 +72,7 @@ impl Arm {
     }
 }
 
-/// A program's file name, the argv[0] it runs with unless told otherwise.
+/// A program's file name, the `argv[0]` it runs with unless told otherwise.
 pub fn file_name(program: &str) -> String {
     Path::new(program)
         .file_name()
@@ -159,7 +159,7 @@ pub struct Rebuild {
 
 /// A shell command that runs the arm again by hand as eqcheck ran it: umask 022,
 /// in a fresh empty HOME (given to the arm user) as working folder, only the pinned
-/// environment, as the arm user, under the arm's argv[0], stdin from the null
+/// environment, as the arm user, under the arm's `argv[0]`, stdin from the null
 /// device. What the run made for itself is gone after it, so the command makes its
 /// own first: the same tree again with `rebuild` (unless the run kept it), and its
 /// own copy of a program the run ran as a copy (`copied_from`).

@@ -42,7 +42,7 @@ pub struct BenchOutcome {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct BenchArm {
     pub command: Vec<String>,
-    /// The name the program saw as its own (argv[0]).
+    /// The name the program saw as its own (`argv[0]`).
     pub argv0: String,
 }
 

@@ -4,7 +4,7 @@
 //! prints) are compared with the oracle's, each field with the source it came
 //! from; the listing's own census says what it typed and how many stats it made.
 //! Nothing holds a whole tree: the two looks go folder by folder side by side
-//! ([`look`]), and the guard keeps one digest per folder. A tree that changes
+//! (`look`), and the guard keeps one digest per folder. A tree that changes
 //! while probed is an error, never a mismatch.
 
 pub mod compare;

@@ -194,7 +194,7 @@ fn check_destinations(request: &ReportRequest) -> Result<bool, ReportError> {
     Ok(!on_stdout.is_empty())
 }
 
-/// The tree of `trees` that the report file at `path` (as [`resolved`]) would be
+/// The tree of `trees` that the report file at `path` (as `resolved` gives it) would be
 /// written in. A report there would change the tree the arms compare: its staging
 /// folder is made before the run, in the report's folder, where the arms would list
 /// it (and the tree guard blame them), and the report itself would be in the tree

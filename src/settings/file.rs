@@ -1,5 +1,5 @@
 //! The project config, `eqcheck.toml`: the arms, flag sets, trees, file systems, timeout, runs,
-//! jobs, guard, user, argv[0] and environment a project keeps for testing its own
+//! jobs, guard, user, `argv[0]` and environment a project keeps for testing its own
 //! walker, so that `eqcheck --tree web/ --sets all` in its folder runs them. This
 //! file owns finding it (in the working folder only, never a parent, unless
 //! `--config PATH` names one; `--no-config` turns it off) and reading it into a

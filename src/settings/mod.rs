@@ -1,6 +1,6 @@
 //! What a run was asked for: every option the command line and `eqcheck.toml` can
 //! give, each value with the place it was written, merged key by key. Reading the
-//! config file is [`file`]; checking every value once and turning the merged
+//! config file is [`mod@file`]; checking every value once and turning the merged
 //! options into a runnable [`Matrix`](crate::matrix::Matrix) is [`resolve`]. A
 //! mistake is reported at the value's place: `--runs: …` for the command line,
 //! `eqcheck.toml:3:8: runs: …` for the file.
@@ -132,7 +132,7 @@ pub struct Layer {
     pub guard: Option<Given<Guard>>,
     /// A user name or a uid.
     pub as_user: Option<Given<String>>,
-    /// The argv[0] both arms run with, instead of the program's file name.
+    /// The `argv[0]` both arms run with, instead of the program's file name.
     pub argv0: Option<Given<String>>,
     /// The commands the reference's and the candidate's programs run under.
     pub ref_runner: Option<Given<String>>,
