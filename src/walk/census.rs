@@ -165,11 +165,7 @@ impl CountsStats for StatTally {
 
 impl CountsStats for Counters {
     fn stat(&self, call: StatCall) {
-        for (counter, n) in self.stat_counters().into_iter().zip(call.counts()) {
-            if n > 0 {
-                counter.fetch_add(n, Relaxed);
-            }
-        }
+        self.add_stat_counts(call.counts());
     }
 }
 
@@ -202,8 +198,14 @@ impl Counters {
         }
     }
 
-    fn stat_counters(&self) -> [&AtomicU64; 3] {
-        [&self.statx, &self.fstatat, &self.statx_refused]
+    /// Adds statx, fstatat and refused counts, in [`StatCall::counts`]'s order.
+    fn add_stat_counts(&self, counts: [u64; 3]) {
+        let counters = [&self.statx, &self.fstatat, &self.statx_refused];
+        for (counter, n) in counters.into_iter().zip(counts) {
+            if n > 0 {
+                counter.fetch_add(n, Relaxed);
+            }
+        }
     }
 
     /// Counts one folder listed by `call`.
@@ -218,11 +220,7 @@ impl Counters {
 
     /// Adds the stat calls a [`StatTally`] counted.
     pub(crate) fn add_tally(&self, tally: &StatTally) {
-        for (counter, n) in self.stat_counters().into_iter().zip(tally.counts.get()) {
-            if n > 0 {
-                counter.fetch_add(n, Relaxed);
-            }
-        }
+        self.add_stat_counts(tally.counts.get());
     }
 
     pub fn snapshot(&self) -> Census {
@@ -250,5 +248,26 @@ impl Counters {
                 read_dir: get(&self.listed_by[ListingCall::ReadDir as usize]),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statx the kernel refused, then answered by fstatat, counts as both calls
+    /// and as one refusal, whether tallied first or counted straight away.
+    #[test]
+    fn a_refused_statx_counts_as_both_calls_and_one_refusal() {
+        let tally = StatTally::default();
+        tally.stat(StatCall::StatxRefused);
+        tally.stat(StatCall::Fstatat);
+        let counters = Counters::default();
+        counters.add_tally(&tally);
+        counters.stat(StatCall::StatxRefused);
+        counters.stat(StatCall::Statx);
+        let census = counters.snapshot();
+        let counts = (census.statx, census.fstatat, census.statx_refused);
+        assert_eq!(counts, (3, 3, 2), "{census:?}");
     }
 }
