@@ -151,7 +151,7 @@ impl Walker {
         self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
         match self.may_pipeline(&listing, run) {
-            Some(slot) => self.chain(fd, listing, slot, (root_dev, run)),
+            Some(slot) => self.chain(fd, listing, slot, root_dev, run),
             None => self.unpipelined(fd, listing, root_dev, run),
         }
     }
@@ -179,7 +179,7 @@ impl Walker {
             .filter(|&i| self.enters(&entries[i], root_dev))
             .collect();
         let run_below = run_below(run, subfolders.len());
-        self.enter_subfolders(fd, None, &mut entries, subfolders, (root_dev, run_below));
+        self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev, run_below);
         self.listed(entries, error, summed, root_dev)
     }
 
@@ -192,7 +192,8 @@ impl Walker {
         slot: Option<PipelineSlot<'_>>,
         entries: &mut [Entry],
         indexes: Vec<usize>,
-        (root_dev, run_below): (Option<u64>, u32),
+        root_dev: Option<u64>,
+        run_below: u32,
     ) {
         let open = |entry: &Entry| match &entry.stat {
             Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
@@ -258,7 +259,8 @@ impl Walker {
         fd: OwnedFd,
         listing: Listing,
         slot: PipelineSlot<'_>,
-        (root_dev, run): (Option<u64>, u32),
+        root_dev: Option<u64>,
+        run: u32,
     ) -> Contents {
         // Each level's finished half, by depth below the chain's top.
         let finished: Mutex<Vec<Option<FinishedFolder>>> = Mutex::new(Vec::new());
@@ -303,7 +305,7 @@ impl Walker {
         for (depth, level) in levels.into_iter().enumerate().rev() {
             let level = level.expect("the scope waits for every level's job");
             let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
-            listed = vec![self.settle(level, listed, (root_dev, level_run))];
+            listed = vec![self.settle(level, listed, root_dev, level_run)];
         }
         listed.pop().expect("a chain has a top level")
     }
@@ -315,7 +317,8 @@ impl Walker {
         &self,
         finished: FinishedFolder<'_>,
         listed: Vec<Contents>,
-        (root_dev, run): (Option<u64>, u32),
+        root_dev: Option<u64>,
+        run: u32,
     ) -> Contents {
         let FinishedFolder {
             mut entries,
@@ -334,7 +337,7 @@ impl Walker {
         }
         if let Some((fd, slot, late)) = late {
             let run_below = run_below(run, entered_early + late.len());
-            self.enter_subfolders(fd, Some(slot), &mut entries, late, (root_dev, run_below));
+            self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev, run_below);
         }
         self.listed(entries, error, summed, root_dev)
     }

@@ -26,9 +26,8 @@ const NAME_BYTES_AHEAD: usize = 512;
 const _: () = assert!(NAMES_AHEAD * std::mem::size_of::<Named>() <= 1008);
 
 /// One name as getdents64 gave it: where it starts in its listing's bytes and how
-/// long it is with its NUL, with its `d_type` and `d_ino`. Kept to 24 bytes: a
-/// listing's first 32 then stay under the 1 KiB past which glibc's malloc takes
-/// its arena's lock.
+/// long it is with its NUL, with its `d_type` and `d_ino`; kept small (see the
+/// assertion above).
 pub(super) struct Named {
     at: usize,
     /// At most a record's length, which getdents64 gives as 16 bits.
@@ -61,9 +60,9 @@ impl Listing {
         }
     }
 
-    /// The name of one of this listing's entries.
-    /// Its bounds are kept, not looked for: finding the end of each name again cost
-    /// a tenth of the walk's own instructions.
+    /// The name of one of this listing's entries. Its bounds are kept, not looked
+    /// for: finding the end of each name again cost a tenth of the walk's own
+    /// instructions.
     pub(super) fn name(&self, named: &Named) -> &CStr {
         let name = &self.bytes[named.at..named.at + usize::from(named.len)];
         debug_assert_eq!(name.iter().position(|&b| b == 0), Some(name.len() - 1));

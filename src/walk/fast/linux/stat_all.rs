@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::listing::{Listing, Named};
 use super::stat::{kind_of_type, stat_or_sum, Made};
 use super::{in_pool, CHUNKED_FOLDER, STAT_CHUNK};
-use crate::walk::census::{Counters, CountsStats, StatTally};
+use crate::walk::census::{Counters, StatTally};
 use crate::walk::stat::StatFields;
 use crate::walk::{Contents, Entry, Listed, SumFacts, Summed};
 
@@ -68,11 +68,11 @@ pub(super) fn stat_all(
     census: &Counters,
     (left_out, given): (&LeftOut<'_>, &Given<'_>),
 ) -> Statted {
-    let make = |at: usize, named: &Named, census: &dyn CountsStats| {
+    let make = |at: usize, named: &Named, tally: &StatTally| {
         let name = listing.name(named);
         let made = match given(at) {
             Some(stat) => Made::Kept(Ok(stat)),
-            None => stat_or_sum(fd, name, follow, census, |facts| left_out(at, facts)),
+            None => stat_or_sum(fd, name, follow, tally, |facts| left_out(at, facts)),
         };
         match made {
             Made::Summed(facts) => Err(facts),
@@ -87,20 +87,24 @@ pub(super) fn stat_all(
             }),
         }
     };
+    // Each run of names (the whole listing, or one chunk of a huge one) counts its
+    // stats on its own thread and adds them to the census once (see [`StatTally`]).
+    let stat_run =
+        |first: usize, run: &[Named], keep: &mut dyn FnMut(usize, Result<Entry, SumFacts>)| {
+            let tally = StatTally::default();
+            for (at, named) in (first..).zip(run) {
+                keep(at, make(at, named, &tally));
+            }
+            census.add_tally(&tally);
+        };
     let names = &listing.names;
     let mut statted = Statted::for_listing(listing);
     if names.len() >= CHUNKED_FOLDER {
-        // Each chunk counts its own stats and adds them once (see [`StatTally`]).
         let chunks: Vec<Vec<_>> = in_pool(|| {
             (names.par_chunks(STAT_CHUNK).enumerate())
-                .map(|(chunk, named)| {
-                    let tally = StatTally::default();
-                    let first = chunk * STAT_CHUNK;
-                    let made = (first..)
-                        .zip(named)
-                        .map(|(at, n)| (at, make(at, n, &tally)));
-                    let made = made.collect();
-                    census.add_tally(&tally);
+                .map(|(chunk, run)| {
+                    let mut made = Vec::with_capacity(run.len());
+                    stat_run(chunk * STAT_CHUNK, run, &mut |at, m| made.push((at, m)));
                     made
                 })
                 .collect()
@@ -109,12 +113,7 @@ pub(super) fn stat_all(
             statted.add(at, made);
         }
     } else {
-        // Counted here and added once (see [`StatTally`]).
-        let tally = StatTally::default();
-        for (at, named) in names.iter().enumerate() {
-            statted.add(at, make(at, named, &tally));
-        }
-        census.add_tally(&tally);
+        stat_run(0, names, &mut |at, made| statted.add(at, made));
     }
     statted
 }

@@ -45,7 +45,7 @@ fn entries(contents: &Contents) -> &[Entry] {
 fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
     let walker = walker();
     let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-    let contents = walker.chain(fd, listing, slot, (None, PIPELINE_BELOW_RUN));
+    let contents = walker.chain(fd, listing, slot, None, PIPELINE_BELOW_RUN);
     assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
     contents
 }
@@ -109,7 +109,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
         late: None,
         summed: Summed::default(),
     };
-    let settled = walker.settle(finished, vec![listed], (None, PIPELINE_BELOW_RUN));
+    let settled = walker.settle(finished, vec![listed], None, PIPELINE_BELOW_RUN);
     let g = child(entries(&settled), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(walker.census.snapshot().overruled, 3);
@@ -210,6 +210,36 @@ fn the_census_counts_every_stat_of_a_huge_folder() {
     let (_, census) = list(&[dir.path().into()], ListOptions::default(), true);
     assert_eq!(census.listed(), names as u64, "{census:?}");
     assert_eq!(census.stat_calls(), names as u64 + 1, "{census:?}");
+}
+
+/// A huge folder's names are statted in chunks over the pool, and each entry still
+/// carries its index in the listing: that index decides which name takes the stat
+/// already given for a subfolder opened early.
+#[test]
+fn a_huge_folders_chunks_keep_each_names_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = CHUNKED_FOLDER + STAT_CHUNK / 2;
+    for i in 0..names {
+        std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+    }
+    let fd = open_folder_at(CWD, dir.path(), false).unwrap();
+    let mut listing = first_batch(&fd);
+    listing.finish(&fd);
+    let census = Counters::default();
+    let folder = stat_entry(CWD, dir.path().as_os_str(), false, &census).unwrap();
+    let given_at = names - 1;
+    let given = |at| (at == given_at).then(|| folder.clone());
+    let left_out = |_, _: &SumFacts| false;
+    let statted = stat_all(&fd, &listing, false, &census, (&left_out, &given));
+    assert_eq!(statted.listed_at, (0..names).collect::<Vec<_>>());
+    let kinds: Vec<FileKind> = statted
+        .entries
+        .iter()
+        .map(|e| e.stat.as_ref().unwrap().kind)
+        .collect();
+    let mut expected = vec![FileKind::File; names];
+    expected[given_at] = FileKind::Dir;
+    assert_eq!(kinds, expected);
 }
 
 /// A walk that sums files keeps folders, files with other links and files it
