@@ -5,23 +5,24 @@
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
 //! A chain of folders (a folder below [`PIPELINE_BELOW_RUN`] folders in a row with
-//! one subfolder each) is pipelined over two threads: once the first `getdents64`
-//! batch of a small folder is in, the subfolders its `d_type`s name are opened and
-//! entered at once, while another worker finishes the listing (the call that meets
-//! the end), stats every entry and closes the folder. The thread goes on down such
-//! a chain in a loop, not by recursion, and settles the levels from the bottom up
-//! once their jobs are done. The stats still decide: a folder entered on its
-//! `d_type` whose stat says otherwise (it was replaced meanwhile) is dropped, what
-//! it listed counted as overruled in the census, and a folder whose `d_type` said
-//! nothing is entered once its stat is in. What a name that vanished or changed
-//! kind since the listing is reported as is said at [`stat_entry`].
+//! one subfolder each) is pipelined over two workers: once the first `getdents64`
+//! batch of a small folder is in, the subfolders its `d_type`s name are opened; a
+//! single one is handed on at once as the next level's job, which another worker
+//! takes, while the worker that listed the folder finishes the listing (the call
+//! that meets the end), stats every entry and closes it. Two workers thus take turns
+//! down a chain, and the levels are settled from the bottom up once their jobs are
+//! done. The stats still decide: a folder entered on its `d_type` whose stat says
+//! otherwise (it was replaced meanwhile) is dropped, what it listed counted as
+//! overruled in the census, and a folder whose `d_type` said nothing is entered
+//! once its stat is in. What a name that vanished or changed kind since the listing
+//! is reported as is said at [`stat_entry`].
 //!
-//! Descriptors: a folder with few subfolders opens them and hands itself to the
-//! stat job (or closes itself) before they are listed; at most
-//! [`PIPELINED_FOLDERS`] folders wait on stat jobs at once, so a chain of any depth
-//! holds a bounded number of descriptors. A folder with many subfolders stays open
-//! while the pool works through them. The soft limit is raised to the hard one once
-//! per process all the same.
+//! Descriptors: a folder with few subfolders opens them and closes itself before
+//! they are listed, unless it waits for subfolders only its stats name; at most
+//! [`PIPELINED_FOLDERS`] pipelined folders are open at once, so a chain of any
+//! depth holds a bounded number of descriptors. A folder with many subfolders stays
+//! open while the pool works through them. The soft limit is raised to the hard one
+//! once per process all the same.
 
 mod listing;
 mod stat;
@@ -56,9 +57,10 @@ const STAT_CHUNK: usize = 256;
 /// own descriptor. Keeping descriptors few matters beyond the limit: growing the
 /// descriptor table of a multi-threaded process waits for an RCU grace period.
 const OPEN_AHEAD: usize = 16;
-/// At most this many folders wait, open, for another worker to finish their listing
-/// and stats. Beyond it a folder is finished by the thread that listed it; the bound
-/// keeps the descriptor table below the size whose growth waits for RCU.
+/// At most this many pipelined folders are open at once: a level waiting for its job,
+/// or held for the subfolders only its stats named. Beyond it a folder is walked
+/// without the pipeline; the bound keeps the descriptor table below the size whose
+/// growth waits for RCU.
 const PIPELINED_FOLDERS: usize = 32;
 /// A folder is pipelined only below this many folders in a row that each had one
 /// subfolder: the pipeline splits a chain, which one worker would otherwise walk
@@ -97,7 +99,7 @@ struct Walker {
     options: ListOptions,
     sum_files: bool,
     listed_once: Mutex<HashSet<Identity>>,
-    /// How many folders are held open for their stat jobs (see [`PipelineSlot`]).
+    /// How many pipelined folders are held open (see [`PipelineSlot`]).
     pipelined_now: AtomicUsize,
     census: Counters,
 }
@@ -242,17 +244,22 @@ impl Walker {
         PipelineSlot::take(&self.pipelined_now)
     }
 
-    /// Walks a chain of pipelined folders in a loop. Each folder's subfolders are
-    /// opened on their `d_type`s and a job, which another worker usually takes,
-    /// finishes its listing, stats every entry and closes it. While a folder opens
-    /// exactly one subfolder that can be pipelined in turn, this thread goes on down
-    /// with it; elsewhere the subfolders are entered as usual. Once every job is
-    /// done the levels are settled from the bottom up, the stats deciding which
-    /// listings stand. The loop keeps a chain of any depth off this thread's stack:
-    /// recursing once per level faulted in fresh stack pages all the way down.
-    // Out of line, like `unpipelined`: a chain walked without the pipeline (`-L`,
-    // `-x`, or every slot taken) still recurses through `folder`, whose frame would
-    // otherwise carry this loop's locals at every level.
+    /// Walks a chain of pipelined folders, two workers taking turns down it. Each
+    /// level's job opens the subfolders its folder's first batch names; while the
+    /// folder opens exactly one subfolder, that subfolder's listing is a new job,
+    /// which the other worker takes, and this job finishes its own folder's listing,
+    /// stats it and closes it, on the CPU that listed it first. A level that ends the
+    /// chain enters its subfolders as usual. Once every job is done the levels are
+    /// settled from the bottom up, the stats deciding which listings stand.
+    ///
+    /// Taking turns keeps each folder on one CPU: when one worker went down the chain
+    /// and the other finished every level, the finishing worker met every folder cold
+    /// in its caches and freed what the other had allocated, fell behind and left the
+    /// chain to be walked a level at a time whenever every slot was taken. No job
+    /// calls the next, so a chain of any depth costs no stack per level.
+    // Out of line: a chain walked without the pipeline (`-L`, `-x`, or every slot
+    // taken) still recurses through `folder`, whose frame would otherwise carry
+    // this function's locals at every level.
     #[inline(never)]
     fn chain(
         &self,
@@ -262,52 +269,100 @@ impl Walker {
         root_dev: Option<u64>,
         run: u32,
     ) -> Contents {
-        // Each level's finished half, by depth below the chain's top.
-        let finished: Mutex<Vec<Option<FinishedFolder>>> = Mutex::new(Vec::new());
-        let bottom = rayon::in_place_scope(|scope| {
-            let (mut fd, mut listing, mut slot, mut level_run) = (fd, listing, slot, run);
-            loop {
-                let named: Vec<usize> = listing.named_folders().collect();
-                let opened: Vec<Opened> = named
-                    .iter()
-                    .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
-                    .collect();
-                let early = EnteredEarly {
-                    stats: opened.iter().map(|o| self.stat_opened(o)).collect(),
-                    at: named,
-                };
-                let finished = &finished;
-                let level = {
-                    let mut levels = finished.lock().expect("levels lock");
-                    levels.push(None);
-                    levels.len() - 1
-                };
-                scope.spawn(move |_| {
-                    let done = self.finish_folder(fd, listing, slot, early, root_dev);
-                    finished.lock().expect("levels lock")[level] = Some(done);
-                });
-                let child = match <[Opened; 1]>::try_from(opened) {
-                    Ok([Opened::Folder(child)]) => child,
-                    Ok([settled]) => break vec![self.contents(settled, root_dev, 0)],
-                    Err(opened) => break self.enter_all(opened, root_dev, 0),
-                };
-                self.census.served(ListingCall::Getdents64);
-                listing = first_batch(&child);
-                let child_run = level_run.saturating_add(1);
-                match self.may_pipeline(&listing, child_run) {
-                    Some(next_slot) => (fd, slot, level_run) = (child, next_slot, child_run),
-                    None => break vec![self.unpipelined(child, listing, root_dev, child_run)],
-                }
-            }
+        let levels = ChainLevels::default();
+        rayon::in_place_scope(|scope| {
+            let top = ChainLevel {
+                fd,
+                listing,
+                slot,
+                depth: 0,
+                run,
+            };
+            self.chain_level(scope, &levels, top, root_dev);
         });
-        let levels = finished.into_inner().expect("levels lock");
+        let (finished, bottom) = levels.into_parts();
         let mut listed = bottom;
-        for (depth, level) in levels.into_iter().enumerate().rev() {
-            let level = level.expect("the scope waits for every level's job");
+        for (depth, level) in finished.into_iter().enumerate().rev() {
             let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
             listed = vec![self.settle(level, listed, root_dev, level_run)];
         }
         listed.pop().expect("a chain has a top level")
+    }
+
+    /// One level of a chain, its first batch read: opens the subfolders it names,
+    /// hands a single one on as the next level's job, and finishes the folder; a
+    /// level that ends the chain then enters what it opened.
+    fn chain_level<'w: 's, 's>(
+        &'w self,
+        scope: &rayon::Scope<'s>,
+        levels: &'s ChainLevels<'w>,
+        level: ChainLevel<'w>,
+        root_dev: Option<u64>,
+    ) {
+        let ChainLevel {
+            fd,
+            listing,
+            slot,
+            depth,
+            run,
+        } = level;
+        let named: Vec<usize> = listing.named_folders().collect();
+        let opened: Vec<Opened> = named
+            .iter()
+            .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
+            .collect();
+        let early = EnteredEarly {
+            stats: opened.iter().map(|o| self.stat_opened(o)).collect(),
+            at: named,
+        };
+        let ending = match <[Opened; 1]>::try_from(opened) {
+            Ok([Opened::Folder(child)]) => {
+                let below = run.saturating_add(1);
+                scope.spawn(move |scope| {
+                    self.chain_below(scope, levels, child, depth + 1, below, root_dev);
+                });
+                None
+            }
+            Ok([settled]) => Some(vec![settled]),
+            Err(opened) => Some(opened),
+        };
+        let finished = self.finish_folder(fd, listing, slot, early, root_dev);
+        levels.finished(depth, finished);
+        if let Some(opened) = ending {
+            levels.reached_bottom(self.enter_all(opened, root_dev, 0));
+        }
+    }
+
+    /// The level of a chain below `depth - 1`: its folder's first batch, then the
+    /// level itself when it can be pipelined in turn, else its contents as the
+    /// chain's bottom.
+    fn chain_below<'w: 's, 's>(
+        &'w self,
+        scope: &rayon::Scope<'s>,
+        levels: &'s ChainLevels<'w>,
+        fd: OwnedFd,
+        depth: usize,
+        run: u32,
+        root_dev: Option<u64>,
+    ) {
+        self.census.served(ListingCall::Getdents64);
+        let listing = first_batch(&fd);
+        match self.may_pipeline(&listing, run) {
+            Some(slot) => {
+                let level = ChainLevel {
+                    fd,
+                    listing,
+                    slot,
+                    depth,
+                    run,
+                };
+                self.chain_level(scope, levels, level, root_dev);
+            }
+            None => {
+                let contents = self.unpipelined(fd, listing, root_dev, run);
+                levels.reached_bottom(vec![contents]);
+            }
+        }
     }
 
     /// A pipelined folder's contents once its stats are in: a listing made on
@@ -451,6 +506,53 @@ impl Walker {
     }
 }
 
+/// One level of a chain, handed from job to job: its folder with the first batch
+/// read and its slot, how far below the chain's top it is, and its run (see
+/// [`Walker::contents`]).
+struct ChainLevel<'w> {
+    fd: OwnedFd,
+    listing: Listing,
+    slot: PipelineSlot<'w>,
+    depth: usize,
+    run: u32,
+}
+
+/// What the jobs of a chain leave for its settling: each level's finished folder,
+/// by depth, and the contents of the subfolders the bottom level entered.
+#[derive(Default)]
+struct ChainLevels<'w> {
+    finished: Mutex<Vec<Option<FinishedFolder<'w>>>>,
+    bottom: Mutex<Option<Vec<Contents>>>,
+}
+
+impl<'w> ChainLevels<'w> {
+    fn finished(&self, depth: usize, finished: FinishedFolder<'w>) {
+        let mut levels = self.finished.lock().expect("levels lock");
+        if levels.len() <= depth {
+            levels.resize_with(depth + 1, || None);
+        }
+        levels[depth] = Some(finished);
+    }
+
+    fn reached_bottom(&self, listed: Vec<Contents>) {
+        let mut bottom = self.bottom.lock().expect("bottom lock");
+        assert!(bottom.is_none(), "a chain has one bottom");
+        *bottom = Some(listed);
+    }
+
+    /// Every level from the top down, and the bottom; once the scope has waited
+    /// for every job.
+    fn into_parts(self) -> (Vec<FinishedFolder<'w>>, Vec<Contents>) {
+        let finished = self.finished.into_inner().expect("levels lock");
+        let finished = finished
+            .into_iter()
+            .map(|level| level.expect("every level down to the bottom is finished"))
+            .collect();
+        let bottom = self.bottom.into_inner().expect("bottom lock");
+        (finished, bottom.expect("a chain ends at its bottom"))
+    }
+}
+
 /// A pipelined folder once listed and statted: its entries, the error that cut the
 /// listing short, the indexes of the subfolders entered on `d_type` and, when there
 /// are subfolders still to enter, the folder itself (with its slot) and their
@@ -548,8 +650,8 @@ pub(in crate::walk) fn stat_at<Fd: AsFd>(
     stat_entry(dir, name, false, census)
 }
 
-/// One of the [`PIPELINED_FOLDERS`] places for a folder held open for its stat job;
-/// given back when dropped.
+/// One of the [`PIPELINED_FOLDERS`] places for a pipelined folder held open; given
+/// back when dropped, with the descriptor.
 struct PipelineSlot<'w>(&'w AtomicUsize);
 
 impl<'w> PipelineSlot<'w> {

@@ -292,3 +292,55 @@ fn a_folder_statted_through_its_descriptor_is_what_its_name_says() {
     assert_eq!(by_descriptor.kind, FileKind::Dir);
     assert_eq!(census.snapshot().statx, 2);
 }
+
+/// Every entry below `entries` with its kind and size, by path, sorted.
+fn flattened(entries: &[Entry]) -> Vec<(std::path::PathBuf, FileKind, Option<u64>)> {
+    let mut seen = Vec::new();
+    let mut pending: Vec<(std::path::PathBuf, &Entry)> =
+        entries.iter().map(|e| (e.name.clone().into(), e)).collect();
+    while let Some((path, entry)) = pending.pop() {
+        let stat = entry.stat.as_ref().expect("every entry stats");
+        seen.push((path.clone(), stat.kind, stat.size.map(|s| s.value)));
+        if let Contents::Listed { entries, error, .. } = &entry.contents {
+            assert!(error.is_none(), "{}: {error:?}", path.display());
+            pending.extend(entries.iter().map(|e| (path.join(&e.name), e)));
+        }
+    }
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    seen
+}
+
+/// Chains long enough to be pipelined, each ending another way: in a folder with a
+/// few subfolders (entered by the last level's job), in one with more subfolders
+/// than are opened ahead (the next level not pipelined, its contents the bottom),
+/// and in an empty folder. Both engines see every entry alike.
+#[test]
+fn chains_listed_in_turns_end_in_every_kind_of_bottom_as_the_reference_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let bottoms = [("few", 3), ("many", OPEN_AHEAD + 4), ("empty", 0)];
+    for (name, subfolders) in bottoms {
+        let mut level = dir.path().join(name);
+        for depth in 0..PIPELINED_FOLDERS + 8 {
+            level.push(format!("c{depth}"));
+            std::fs::create_dir_all(&level).unwrap();
+            std::fs::write(level.join("f"), vec![b'x'; depth + 1]).unwrap();
+        }
+        for i in 0..subfolders {
+            std::fs::create_dir_all(level.join(format!("s{i}/inner"))).unwrap();
+            std::fs::write(level.join(format!("s{i}/inner/g")), b"g").unwrap();
+        }
+    }
+    let operands = [dir.path().as_os_str().to_os_string()];
+    let options = ListOptions::default();
+    let fast = crate::walk::list(crate::walk::Engine::Fast, &operands, options);
+    let reference = crate::walk::list(crate::walk::Engine::Reference, &operands, options);
+    let fast = flattened(&fast);
+    // The operand, each chain's top, a folder and a file a level, and three entries
+    // a bottom subfolder.
+    let subfolders: usize = bottoms.iter().map(|(_, n)| n).sum();
+    assert_eq!(
+        fast.len(),
+        1 + 3 + 3 * 2 * (PIPELINED_FOLDERS + 8) + 3 * subfolders
+    );
+    assert_eq!(fast, flattened(&reference));
+}
