@@ -327,15 +327,15 @@ impl Walker {
             Err(opened) => Some(opened),
         };
         let finished = self.finish_folder(fd, listing, slot, early, root_dev);
-        levels.finished(depth, finished);
+        levels.level_finished(depth, finished);
         if let Some(opened) = ending {
             levels.reached_bottom(self.enter_all(opened, root_dev, 0));
         }
     }
 
-    /// The level of a chain below `depth - 1`: its folder's first batch, then the
-    /// level itself when it can be pipelined in turn, else its contents as the
-    /// chain's bottom.
+    /// The chain's level at `depth`, from its folder just opened: reads the first
+    /// batch, then walks the level when it can be pipelined in turn, else lists the
+    /// folder as usual, its contents the chain's bottom.
     fn chain_below<'w: 's, 's>(
         &'w self,
         scope: &rayon::Scope<'s>,
@@ -526,7 +526,7 @@ struct ChainLevels<'w> {
 }
 
 impl<'w> ChainLevels<'w> {
-    fn finished(&self, depth: usize, finished: FinishedFolder<'w>) {
+    fn level_finished(&self, depth: usize, finished: FinishedFolder<'w>) {
         let mut levels = self.finished.lock().expect("levels lock");
         if levels.len() <= depth {
             levels.resize_with(depth + 1, || None);
