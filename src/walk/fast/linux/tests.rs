@@ -1,6 +1,12 @@
 //! The pipelined folder's decisions on listings whose `d_type`s were rewritten,
 //! which folders are pipelined, and the accounting of pipeline slots.
 
+use std::sync::atomic::Ordering;
+
+use super::chain::{
+    EnteredEarly, FinishedFolder, PipelineSlot, PIPELINED_FOLDERS, PIPELINE_BELOW_RUN,
+};
+use super::stat::stat_open_folder;
 use super::*;
 use crate::walk::{FileKind, StatFields};
 use rustix::fs::FileType;
