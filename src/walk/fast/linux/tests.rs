@@ -204,15 +204,22 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
     }
 }
 
-/// A huge folder's stats are made in chunks over the pool, each counting its own:
-/// every one of them reaches the census.
-#[test]
-fn the_census_counts_every_stat_of_a_huge_folder() {
+/// A folder of empty files, enough that its stats are made in chunks and the last
+/// chunk is a partial one; and how many.
+fn huge_folder() -> (tempfile::TempDir, usize) {
     let dir = tempfile::tempdir().unwrap();
     let names = CHUNKED_FOLDER + STAT_CHUNK / 2;
     for i in 0..names {
         std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
     }
+    (dir, names)
+}
+
+/// A huge folder's stats are made in chunks over the pool, each counting its own:
+/// every one of them reaches the census.
+#[test]
+fn the_census_counts_every_stat_of_a_huge_folder() {
+    let (dir, names) = huge_folder();
     let (_, census) = list(&[dir.path().into()], ListOptions::default(), true);
     assert_eq!(census.listed(), names as u64, "{census:?}");
     assert_eq!(census.stat_calls(), names as u64 + 1, "{census:?}");
@@ -223,11 +230,7 @@ fn the_census_counts_every_stat_of_a_huge_folder() {
 /// already given for a subfolder opened early.
 #[test]
 fn a_huge_folders_chunks_keep_each_names_index() {
-    let dir = tempfile::tempdir().unwrap();
-    let names = CHUNKED_FOLDER + STAT_CHUNK / 2;
-    for i in 0..names {
-        std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
-    }
+    let (dir, names) = huge_folder();
     let fd = open_folder_at(CWD, dir.path(), false).unwrap();
     let mut listing = first_batch(&fd);
     listing.finish(&fd);
