@@ -254,6 +254,24 @@ const ORDER: &[(u64, &str)] = &[
     (10, "r"),
 ];
 
+/// `eqcheck walk` answers its command line as du does: a usage error exits 1, with
+/// the usage on stderr and nothing on stdout; help exits 0. eqcheck's own usage
+/// errors keep their exit code, 2.
+#[test]
+fn walk_usage_errors_exit_as_du_does() {
+    let bogus = run(["walk", "--bogus"]);
+    assert_exit(&bogus, 1);
+    assert!(bogus.stdout.is_empty(), "{bogus}");
+    assert!(
+        lossy(&bogus.stderr).contains("Usage: eqcheck walk"),
+        "{bogus}"
+    );
+    let help = run(["walk", "--help"]);
+    assert_exit(&help, 0);
+    assert!(lossy(&help.stdout).contains("--engine"), "{help}");
+    assert_exit(&run(["--bogus"]), 2);
+}
+
 #[test]
 fn output_is_post_order_with_children_sorted_by_name_bytes() {
     let dir = temp_dir();

@@ -38,7 +38,8 @@ enum Command {
     /// Run the matrix: arms × trees × flag sets (the default subcommand).
     // Boxed: the run's options dwarf the other subcommands'.
     Run(Box<RunArgs>),
-    /// The built-in subject: a du-compatible walker with two engines.
+    // Parsed by `walk::parse_and_walk`; here for `--help`, completions and the man page.
+    #[command(about = walk::ABOUT)]
     Walk(walk::WalkArgs),
     /// List, show or build the fixture trees.
     #[command(subcommand)]
@@ -303,18 +304,18 @@ pub fn main() -> Result<u8, Failure> {
     {
         return Ok(crate::matrix::keeper::serve());
     }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "walk") {
+        return Ok(walk::parse_and_walk());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            // `eqcheck walk` follows du, which exits 1 on a usage error.
-            let walking = std::env::args_os().nth(1).is_some_and(|a| a == "walk");
-            let code = match (err.use_stderr(), walking) {
-                (false, _) => 0,
-                (true, true) => 1,
-                (true, false) => crate::exit::USAGE,
-            };
             let _ = err.print();
-            return Ok(code);
+            return Ok(if err.use_stderr() {
+                crate::exit::USAGE
+            } else {
+                0
+            });
         }
     };
     match cli.command {
