@@ -4,7 +4,9 @@
 //! of each one's wall time and CPU (user + system), then the fast engine's CPU
 //! against the floor's and its wall time against the fastest peer's and the
 //! reference's, each as the median of per-round ratios, and whether the design's
-//! targets are met. A plain program run by `cargo bench --bench walk`; it
+//! targets are met. A third tree, one empty folder, times what each program costs
+//! to start, list almost nothing and exit, so a reader can tell a walk's own time
+//! from its start. A plain program run by `cargo bench --bench walk`; it
 //! prints and never asserts, because timings depend on the host.
 //!
 //! `EQCHECK_BENCH_ROUNDS` sets the rounds; `EQCHECK_BENCH_DUST` names the dust
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use eqcheck::fixtures::{build_temp, spec_named, BuiltTree};
+use eqcheck::fixtures::{build_temp, spec, spec_named, BuiltTree, FixtureError, TreeSpec};
 
 /// The built binary, so the engines are timed exactly as users run them.
 const EQCHECK: &str = env!("CARGO_BIN_EXE_eqcheck");
@@ -39,6 +41,10 @@ const CPU_OVER_FLOOR: f64 = 1.3;
 const WALL_OVER_FASTEST_PEER: f64 = 0.6;
 const NM_OVER_REFERENCE: f64 = 0.6;
 const DEEP_OVER_REFERENCE: f64 = 0.1;
+
+/// The tree that times each program's start: one empty folder, since a spec needs an
+/// entry.
+const START: &str = "start";
 
 /// The peers whose fastest the fast engine's wall time is held against.
 const PEERS: &[&str] = &["du -s", "bfs", "dust"];
@@ -477,8 +483,8 @@ fn main() -> ExitCode {
     let load_at_start = load_average();
 
     let mut results = Vec::new();
-    for name in ["nm", "deep"] {
-        let built = spec_named(name).and_then(|spec| {
+    for name in ["nm", "deep", START] {
+        let built = bench_spec(name).and_then(|spec| {
             let start = Instant::now();
             build_temp(&spec).map(|tree| (tree, start.elapsed()))
         });
@@ -507,12 +513,50 @@ fn main() -> ExitCode {
     }
     println!();
     print_load(load_at_start, cores);
-    for (name, entries, timed) in &results {
+    for (name, entries, timed) in results.iter().filter(|(name, ..)| *name != START) {
         print_cpu_target(name, *entries, timed);
         if *name == "nm" {
             print_peer_target(name, timed, cores);
         }
         print_reference_target(name, timed);
     }
+    print_start(&results);
     ExitCode::SUCCESS
+}
+
+fn bench_spec(name: &str) -> Result<TreeSpec, FixtureError> {
+    if name == START {
+        return Ok(spec::parse("bench/walk.rs", START, "dir empty")?);
+    }
+    spec_named(name)
+}
+
+/// What the fast and reference engines' start costs (their median on the start
+/// tree), and the deep ratio with it taken from both: the target is on whole runs,
+/// and this says how much of a miss is the walk and how much the process.
+fn print_start(results: &[(&str, u64, Vec<Timed>)]) {
+    let medians = |tree: &str, label: &str| {
+        let (_, _, timed) = results.iter().find(|(name, ..)| *name == tree)?;
+        find(timed, label).wall()
+    };
+    let (Some(fast_start), Some(reference_start)) =
+        (medians(START, "fast"), medians(START, "reference"))
+    else {
+        return;
+    };
+    println!(
+        "start (one empty folder): fast {:.1} ms, reference {:.1} ms",
+        ms(fast_start),
+        ms(reference_start)
+    );
+    if let (Some(fast), Some(reference)) = (medians("deep", "fast"), medians("deep", "reference")) {
+        let walk = |whole: Duration, start: Duration| ms(whole.saturating_sub(start));
+        let (fast_walk, reference_walk) =
+            (walk(fast, fast_start), walk(reference, reference_start));
+        println!(
+            "deep, each start taken away (medians; the target is on whole runs): fast {fast_walk:.1} ms, \
+             reference {reference_walk:.1} ms, fast/reference {:.3}",
+            fast_walk / reference_walk
+        );
+    }
 }
