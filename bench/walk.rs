@@ -42,8 +42,8 @@ const WALL_OVER_FASTEST_PEER: f64 = 0.6;
 const NM_OVER_REFERENCE: f64 = 0.6;
 const DEEP_OVER_REFERENCE: f64 = 0.1;
 
-/// The tree that times each program's start: one empty folder, since a spec needs an
-/// entry.
+/// The tree that times each program's start: a folder holding one empty folder (a
+/// spec needs an entry).
 const START: &str = "start";
 
 /// The peers whose fastest the fast engine's wall time is held against.

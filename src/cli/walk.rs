@@ -63,9 +63,9 @@ pub(super) struct WalkArgs {
 pub(super) const ABOUT: &str = "The built-in subject: a du-compatible walker with two engines";
 
 /// `eqcheck walk …` as eqcheck's whole command line parses it, without building the
-/// parsers of every other subcommand. Arms run `eqcheck walk` thousands of times a
-/// matrix, and building the whole command line took about a tenth of its start on
-/// an empty folder (0.3 ms, 40 page faults).
+/// parsers of every other subcommand. A matrix over the built-in subject starts
+/// `eqcheck walk` twice a case, and building the whole command line took about a
+/// tenth of its start on an empty folder (0.3 ms, 40 page faults).
 #[derive(Parser, Debug)]
 #[command(name = "eqcheck")]
 struct WalkCommandLine {
