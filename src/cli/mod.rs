@@ -297,14 +297,15 @@ fn parse_one_fs(word: &str) -> Result<crate::fsimage::FileSystem, String> {
 
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
 pub fn main() -> Result<u8, Failure> {
+    let first = std::env::args_os().nth(1);
     #[cfg(unix)]
-    if std::env::args_os()
-        .nth(1)
+    if first
+        .as_ref()
         .is_some_and(|a| a == crate::matrix::keeper::KEEPER_ARGUMENT)
     {
         return Ok(crate::matrix::keeper::serve());
     }
-    if std::env::args_os().nth(1).is_some_and(|a| a == "walk") {
+    if first.is_some_and(|a| a == "walk") {
         return Ok(walk::parse_and_walk());
     }
     let cli = match Cli::try_parse() {
