@@ -98,12 +98,20 @@ impl Walker {
             self.chain_level(scope, &levels, top, root_dev);
         });
         let (finished, bottom) = levels.into_parts();
-        let mut listed = bottom;
-        for (depth, level) in finished.into_iter().enumerate().rev() {
-            let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
-            listed = vec![self.settle(level, listed, root_dev, level_run)];
+        let mut upwards = finished
+            .into_iter()
+            .enumerate()
+            .rev()
+            .map(|(depth, level)| {
+                let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
+                (level, level_run)
+            });
+        let (lowest, lowest_run) = upwards.next().expect("a chain has a top level");
+        let mut settled = self.settle(lowest, bottom, root_dev, lowest_run);
+        for (level, level_run) in upwards {
+            settled = self.settle(level, [settled], root_dev, level_run);
         }
-        listed.pop().expect("a chain has a top level")
+        settled
     }
 
     /// One level of a chain, its first batch read: opens the subfolders it names,
@@ -188,7 +196,7 @@ impl Walker {
     pub(super) fn settle(
         &self,
         finished: FinishedFolder<'_>,
-        listed: Vec<Contents>,
+        listed: impl IntoIterator<Item = Contents>,
         root_dev: Option<u64>,
         run: u32,
     ) -> Contents {

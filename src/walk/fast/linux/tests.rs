@@ -115,7 +115,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
         late: None,
         summed: Summed::default(),
     };
-    let settled = walker.settle(finished, vec![listed], None, PIPELINE_BELOW_RUN);
+    let settled = walker.settle(finished, [listed], None, PIPELINE_BELOW_RUN);
     let g = child(entries(&settled), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(walker.census.snapshot().overruled, 3);
