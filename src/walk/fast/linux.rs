@@ -4,11 +4,11 @@
 //! operand. Folders are spread over a work-stealing pool; a huge folder's stats are
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
-//! A chain of folders is pipelined over two workers taking turns (see [`chain`]).
+//! A chain of folders (one subfolder a level) is walked in a loop (see [`chain`]).
 //!
 //! Descriptors: a folder with few subfolders opens them and closes itself before
 //! they are listed, unless it waits for subfolders only its stats name; at most
-//! [`chain::PIPELINED_FOLDERS`] pipelined folders are open at once, so a chain of any
+//! [`chain::CHAINED_FOLDERS`] chained folders are open at once, so a chain of any
 //! depth holds a bounded number of descriptors. A folder with many subfolders stays
 //! open while the pool works through them. The soft limit is raised to the hard one
 //! once per process all the same.
@@ -35,7 +35,7 @@ use crate::walk::{
     settled_without_listing, should_descend, Contents, Entry, Identity, ListOptions, Listed,
     SumFacts, Summed,
 };
-use chain::PipelineSlot;
+use chain::ChainSlot;
 use listing::{first_batch, Listing};
 use stat::{kind_of_type, stat_entry};
 use stat_all::stat_all;
@@ -56,10 +56,11 @@ pub fn list(operands: &[OsString], options: ListOptions, sum_files: bool) -> (Ve
         options,
         sum_files,
         listed_once: Mutex::new(HashSet::new()),
-        pipelined_now: AtomicUsize::new(0),
+        chained_now: AtomicUsize::new(0),
         census: Counters::default(),
     };
-    // Even a chain runs on the pool: its stat jobs are what the other workers take.
+    // On the pool even for a chain: its bottom may branch, and where folders are not
+    // chained (`-L`, `-x`) the walk recurses once per level, on the workers' deep stacks.
     let entries = pool().install(|| operands.iter().map(|op| walker.operand(op)).collect());
     (entries, walker.census.snapshot())
 }
@@ -77,8 +78,8 @@ struct Walker {
     options: ListOptions,
     sum_files: bool,
     listed_once: Mutex<HashSet<Identity>>,
-    /// How many pipelined folders are held open (see [`PipelineSlot`]).
-    pipelined_now: AtomicUsize,
+    /// How many chained folders are held open (see [`ChainSlot`]).
+    chained_now: AtomicUsize,
     census: Counters,
 }
 
@@ -119,7 +120,7 @@ impl Walker {
     }
 
     /// The contents of an opened folder, `run` the folders in a row right above it
-    /// that each had one subfolder (see [`chain::PIPELINE_BELOW_RUN`]).
+    /// that each had one subfolder (see [`chain::CHAIN_BELOW_RUN`]).
     fn contents(&self, opened: Opened, root_dev: Option<u64>, run: u32) -> Contents {
         match opened {
             Opened::Folder(fd) => self.folder(fd, root_dev, run),
@@ -130,18 +131,18 @@ impl Walker {
     fn folder(&self, fd: OwnedFd, root_dev: Option<u64>, run: u32) -> Contents {
         self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
-        match self.may_pipeline(&listing, run) {
+        match self.may_chain(&listing, run) {
             Some(slot) => self.chain(fd, listing, slot, root_dev, run),
-            None => self.unpipelined(fd, listing, root_dev, run),
+            None => self.unchained(fd, listing, root_dev, run),
         }
     }
 
     /// Finishes the listing and stats it on this thread (or, for a huge folder, on
     /// the pool), then enters the subfolders the stats name.
     // Kept out of line: its locals would otherwise widen the frame of `folder`, and
-    // a chain walked without the pipeline recurses through both at every level.
+    // a chain walked outside [`chain`] recurses through both at every level.
     #[inline(never)]
-    fn unpipelined(
+    fn unchained(
         &self,
         fd: OwnedFd,
         mut listing: Listing,
@@ -164,12 +165,12 @@ impl Walker {
     }
 
     /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
-    /// their contents; `fd` and the pipeline slot it holds, if any, are given up
+    /// their contents; `fd` and the chain slot it holds, if any, are given up
     /// together. `run_below` is the subfolders' run (see [`Walker::contents`]).
     fn enter_subfolders(
         &self,
         fd: OwnedFd,
-        slot: Option<PipelineSlot<'_>>,
+        slot: Option<ChainSlot<'_>>,
         entries: &mut [Entry],
         indexes: Vec<usize>,
         root_dev: Option<u64>,
@@ -263,7 +264,7 @@ fn run_below(run: u32, subfolders: usize) -> u32 {
 }
 
 /// Opens a subfolder relative to its parent's descriptor, through a link only when
-/// links are followed. Pipelined folders open their subfolders on `d_type` alone,
+/// links are followed. Chained folders open their subfolders on `d_type` alone,
 /// before the stat is in; the stat later decides whether what is listed stands.
 fn open_subfolder<Fd: AsFd, N: Arg>(parent: Fd, name: N, follow_symlinks: bool) -> Opened {
     match open_folder_at(parent, name, follow_symlinks) {

@@ -1,20 +1,25 @@
-//! Walking a chain of folders (a folder below [`PIPELINE_BELOW_RUN`] folders in a row
-//! with one subfolder each) over two workers taking turns: once the first
-//! `getdents64` batch of a small folder is in, the subfolders its `d_type`s name are
-//! opened; a single one is handed on at once as the next level's job, which another
-//! worker takes, while the worker that listed the folder finishes the listing (the
-//! call that meets the end), stats every entry and closes it. Two workers thus take
-//! turns down a chain, and the levels are settled from the bottom up once their jobs
-//! are done. The stats still decide: a folder entered on its `d_type` whose stat says
-//! otherwise (it was replaced meanwhile) is dropped, what it listed counted as
-//! overruled in the census, and a folder whose `d_type` said nothing is entered once
-//! its stat is in. What a name that vanished or changed kind since the listing is
-//! reported as is said at [`super::stat::stat_entry`].
+//! Walking a chain of folders (a folder below [`CHAIN_BELOW_RUN`] folders in a row
+//! with one subfolder each) in a loop on one worker: once the first `getdents64`
+//! batch of a small folder is in, the subfolders its `d_type`s name are opened, and
+//! a subfolder opened there takes its stat from its own descriptor; the folder's
+//! listing is then finished (the call that meets the end), every entry statted and
+//! the folder closed, and a single subfolder is the next level. The levels are
+//! settled from the bottom up once the bottom is reached. The stats still decide: a
+//! folder entered on its `d_type` whose stat says otherwise (it was replaced
+//! meanwhile) is dropped, what it listed counted as overruled in the census, and a
+//! folder whose `d_type` said nothing is entered once its stat is in. What a name
+//! that vanished or changed kind since the listing is reported as is said at
+//! [`super::stat::stat_entry`].
+//!
+//! One worker, not two: handing each level to another worker while the first
+//! finished it (as this walk once did) took the same wall on a 1,000-level chain
+//! and about 1.5 times the CPU. A level's calls that must wait for the one above (list,
+//! then open the next) are most of a level's work, so the other worker had little to
+//! overlap, and it spent the rest waiting for the next hand-over.
 
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use super::listing::{first_batch, Listing};
 use super::stat::{kind_of_type, stat_open_folder};
@@ -24,31 +29,30 @@ use crate::walk::census::ListingCall;
 use crate::walk::stat::StatFields;
 use crate::walk::{Contents, Entry, SumFacts, Summed};
 
-/// At most this many pipelined folders are open at once: a level waiting for its job,
-/// or held for the subfolders only its stats named. Beyond it a folder is walked
-/// without the pipeline; the bound keeps the descriptor table below the size whose
-/// growth waits for RCU.
-pub(super) const PIPELINED_FOLDERS: usize = 32;
-/// A folder is pipelined only below this many folders in a row that each had one
-/// subfolder: the pipeline splits a chain, which one worker would otherwise walk
-/// alone. Where the tree branches the pool has a folder for every worker already,
-/// and handing each folder's second half to another worker cost a node_modules
-/// tree about 3% more CPU than walking it whole; there, runs of three such folders
-/// are rare (19 of nm's 4,685 folders).
-pub(super) const PIPELINE_BELOW_RUN: u32 = 3;
+/// At most this many chained folders are open at once: a level about to be
+/// listed, or held for the subfolders only its stats named. Beyond it a folder is
+/// walked outside a chain; the bound keeps the descriptor table below the size
+/// whose growth waits for RCU.
+pub(super) const CHAINED_FOLDERS: usize = 32;
+/// A folder is walked as a chain's level only below this many folders in a row that
+/// each had one subfolder. Lower bounds measured no different on a node_modules
+/// tree (CPU 1.007 times with 0 and with 1), where runs of three such folders are
+/// rare (19 of nm's 4,685 folders); the chain is what deep single-subfolder trees
+/// need, for its loop costs no stack per level.
+pub(super) const CHAIN_BELOW_RUN: u32 = 3;
 
 impl Walker {
-    /// A slot for pipelining this folder, when its subfolders can be told from
-    /// `d_type` alone: links are not followed (a followed link's target is known
-    /// only from its stat), `-x` is off (opening a folder on another device could
-    /// trigger an automount the stat would have avoided), it ends a long enough run
-    /// of single subfolders ([`PIPELINE_BELOW_RUN`]), the first batch is not
+    /// A slot for walking this folder as a chain's level, when its subfolders can
+    /// be told from `d_type` alone: links are not followed (a followed link's target
+    /// is known only from its stat), `-x` is off (opening a folder on another device
+    /// could trigger an automount the stat would have avoided), it ends a long
+    /// enough run of single subfolders ([`CHAIN_BELOW_RUN`]), the first batch is not
     /// already a huge folder's, and it names few subfolders.
-    pub(super) fn may_pipeline(&self, listing: &Listing, run: u32) -> Option<PipelineSlot<'_>> {
+    pub(super) fn may_chain(&self, listing: &Listing, run: u32) -> Option<ChainSlot<'_>> {
         if self.options.follow_symlinks || self.options.one_file_system {
             return None;
         }
-        if run < PIPELINE_BELOW_RUN {
+        if run < CHAIN_BELOW_RUN {
             return None;
         }
         if listing.names.len() >= CHUNKED_FOLDER || listing.error.is_some() {
@@ -58,46 +62,41 @@ impl Walker {
         if named_folders > OPEN_AHEAD {
             return None;
         }
-        PipelineSlot::take(&self.pipelined_now)
+        ChainSlot::take(&self.chained_now)
     }
 
-    /// Walks a chain of pipelined folders, two workers taking turns down it. Each
-    /// level's job opens the subfolders its folder's first batch names; while the
-    /// folder opens exactly one subfolder, that subfolder's listing is a new job,
-    /// which the other worker takes, and this job finishes its own folder's listing,
-    /// stats it and closes it, on the CPU that listed it first. A level that ends the
-    /// chain enters its subfolders as usual. Once every job is done the levels are
-    /// settled from the bottom up, the stats deciding which listings stand.
-    ///
-    /// Taking turns keeps each folder on one CPU: when one worker went down the chain
-    /// and the other finished every level, the finishing worker met every folder cold
-    /// in its caches and freed what the other had allocated, fell behind and left the
-    /// chain to be walked a level at a time whenever every slot was taken. No job
-    /// calls the next, so a chain of any depth costs no stack per level.
-    // Out of line: a chain walked without the pipeline (`-L`, `-x`, or every slot
-    // taken) still recurses through `folder`, whose frame would otherwise carry
-    // this function's locals at every level.
+    /// Walks a chain from its top level down, a level at a time, until a level does
+    /// not open exactly one subfolder that can be chained in turn; that level's
+    /// subfolders are the chain's bottom, entered as usual. Then the levels are
+    /// settled from the bottom up, the stats deciding which listings stand. A loop,
+    /// not a recursion, so a chain of any depth costs no stack per level.
+    // Out of line: a chain walked level by level instead (`-L`, `-x`, or every slot
+    // taken) recurses through `folder`, whose frame would otherwise carry this
+    // function's locals at every level.
     #[inline(never)]
     pub(super) fn chain(
         &self,
         fd: OwnedFd,
         listing: Listing,
-        slot: PipelineSlot<'_>,
+        slot: ChainSlot<'_>,
         root_dev: Option<u64>,
         run: u32,
     ) -> Contents {
-        let levels = ChainLevels::default();
-        rayon::in_place_scope(|scope| {
-            let top = ChainLevel {
-                fd,
-                listing,
-                slot,
-                depth: 0,
-                run,
-            };
-            self.chain_level(scope, &levels, top, root_dev);
-        });
-        let (finished, bottom) = levels.into_parts();
+        let mut finished = Vec::new();
+        let mut level = ChainLevel {
+            fd,
+            listing,
+            slot,
+            run,
+        };
+        let bottom = loop {
+            let (done, below) = self.chain_level(level, root_dev);
+            finished.push(done);
+            match below {
+                Below::Level(next) => level = next,
+                Below::Bottom(contents) => break contents,
+            }
+        };
         let mut upwards = finished
             .into_iter()
             .enumerate()
@@ -115,20 +114,18 @@ impl Walker {
     }
 
     /// One level of a chain, its first batch read: opens the subfolders it names,
-    /// hands a single one on as the next level's job, and finishes the folder; a
-    /// level that ends the chain then enters what it opened.
-    fn chain_level<'w: 's, 's>(
+    /// finishes the folder, and says what is below it: the next level, when it
+    /// opened a single subfolder that can be chained, else the contents of what it
+    /// opened, the chain's bottom.
+    fn chain_level<'w>(
         &'w self,
-        scope: &rayon::Scope<'s>,
-        levels: &'s ChainLevels<'w>,
         level: ChainLevel<'w>,
         root_dev: Option<u64>,
-    ) {
+    ) -> (FinishedFolder<'w>, Below<'w>) {
         let ChainLevel {
             fd,
             listing,
             slot,
-            depth,
             run,
         } = level;
         let named: Vec<usize> = listing.named_folders().collect();
@@ -140,57 +137,35 @@ impl Walker {
             stats: opened.iter().map(|o| self.stat_opened(o)).collect(),
             at: named,
         };
-        let ending = match <[Opened; 1]>::try_from(opened) {
-            Ok([Opened::Folder(child)]) => {
-                let below = run.saturating_add(1);
-                scope.spawn(move |scope| {
-                    self.chain_below(scope, levels, child, depth + 1, below, root_dev);
-                });
-                None
-            }
-            Ok([settled]) => Some(vec![settled]),
-            Err(opened) => Some(opened),
-        };
+        // The folder is finished before its subfolder is listed: its descriptor and
+        // slot are given back first, and its listing is still in this CPU's caches.
         let finished = self.finish_folder(fd, listing, slot, early, root_dev);
-        levels.level_finished(depth, finished);
-        if let Some(opened) = ending {
-            levels.reached_bottom(self.enter_all(opened, root_dev, 0));
-        }
+        let below = match <[Opened; 1]>::try_from(opened) {
+            Ok([Opened::Folder(child)]) => self.below(child, run.saturating_add(1), root_dev),
+            Ok(settled) => Below::Bottom(self.enter_all(settled.into(), root_dev, 0)),
+            Err(opened) => Below::Bottom(self.enter_all(opened, root_dev, 0)),
+        };
+        (finished, below)
     }
 
-    /// The chain's level at `depth`, from its folder just opened: reads the first
-    /// batch, then walks the level when it can be pipelined in turn, else lists the
-    /// folder as usual, its contents the chain's bottom.
-    fn chain_below<'w: 's, 's>(
-        &'w self,
-        scope: &rayon::Scope<'s>,
-        levels: &'s ChainLevels<'w>,
-        fd: OwnedFd,
-        depth: usize,
-        run: u32,
-        root_dev: Option<u64>,
-    ) {
+    /// What is below a level that opened the single subfolder `fd`: its first batch
+    /// read, the next level when it can be chained in turn; else its contents,
+    /// listed as usual, the chain's bottom.
+    fn below<'w>(&'w self, fd: OwnedFd, run: u32, root_dev: Option<u64>) -> Below<'w> {
         self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
-        match self.may_pipeline(&listing, run) {
-            Some(slot) => {
-                let level = ChainLevel {
-                    fd,
-                    listing,
-                    slot,
-                    depth,
-                    run,
-                };
-                self.chain_level(scope, levels, level, root_dev);
-            }
-            None => {
-                let contents = self.unpipelined(fd, listing, root_dev, run);
-                levels.reached_bottom(vec![contents]);
-            }
+        match self.may_chain(&listing, run) {
+            Some(slot) => Below::Level(ChainLevel {
+                fd,
+                listing,
+                slot,
+                run,
+            }),
+            None => Below::Bottom(vec![self.unchained(fd, listing, root_dev, run)]),
         }
     }
 
-    /// A pipelined folder's contents once its stats are in: a listing made on
+    /// A chained folder's contents once its stats are in: a listing made on
     /// `d_type` stands only where the stat agrees, and the subfolders only the stats
     /// named are entered now.
     pub(super) fn settle(
@@ -222,15 +197,15 @@ impl Walker {
         self.listed(entries, error, summed, root_dev)
     }
 
-    /// The half of a pipelined folder that another worker usually does: finish the
-    /// listing and stat every entry. Folders `d_type` did not name (DT_UNKNOWN, or a
-    /// batch past the first) are entered once their stats are in, which needs the
-    /// folder still open; otherwise it is closed here, off the chain.
+    /// A chained folder's listing finished and every entry statted. Folders
+    /// `d_type` did not name (DT_UNKNOWN, or a batch past the first) are entered once
+    /// their stats are in, which needs the folder still open; otherwise it is closed
+    /// here, before the level below is listed.
     pub(super) fn finish_folder<'w>(
         &'w self,
         fd: OwnedFd,
         mut listing: Listing,
-        slot: PipelineSlot<'w>,
+        slot: ChainSlot<'w>,
         early: EnteredEarly,
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
@@ -285,54 +260,23 @@ impl Walker {
     }
 }
 
-/// One level of a chain, handed from job to job: its folder with the first batch
-/// read and its slot, how far below the chain's top it is, and its run (see
-/// [`Walker::contents`]).
+/// One level of a chain, about to be walked: its folder with the first batch read,
+/// its slot, and its run (see [`Walker::contents`]).
 struct ChainLevel<'w> {
     fd: OwnedFd,
     listing: Listing,
-    slot: PipelineSlot<'w>,
-    depth: usize,
+    slot: ChainSlot<'w>,
     run: u32,
 }
 
-/// What the jobs of a chain leave for its settling: each level's finished folder,
-/// by depth, and the contents of the subfolders the bottom level entered.
-#[derive(Default)]
-struct ChainLevels<'w> {
-    finished: Mutex<Vec<Option<FinishedFolder<'w>>>>,
-    bottom: Mutex<Option<Vec<Contents>>>,
+/// What is below a level of a chain: the next level, or the contents of the
+/// subfolders the chain's bottom level entered.
+enum Below<'w> {
+    Level(ChainLevel<'w>),
+    Bottom(Vec<Contents>),
 }
 
-impl<'w> ChainLevels<'w> {
-    fn level_finished(&self, depth: usize, finished: FinishedFolder<'w>) {
-        let mut levels = self.finished.lock().expect("levels lock");
-        if levels.len() <= depth {
-            levels.resize_with(depth + 1, || None);
-        }
-        levels[depth] = Some(finished);
-    }
-
-    fn reached_bottom(&self, listed: Vec<Contents>) {
-        let mut bottom = self.bottom.lock().expect("bottom lock");
-        assert!(bottom.is_none(), "a chain has one bottom");
-        *bottom = Some(listed);
-    }
-
-    /// Every level from the top down, and the bottom; once the scope has waited
-    /// for every job.
-    fn into_parts(self) -> (Vec<FinishedFolder<'w>>, Vec<Contents>) {
-        let finished = self.finished.into_inner().expect("levels lock");
-        let finished = finished
-            .into_iter()
-            .map(|level| level.expect("every level down to the bottom is finished"))
-            .collect();
-        let bottom = self.bottom.into_inner().expect("bottom lock");
-        (finished, bottom.expect("a chain ends at its bottom"))
-    }
-}
-
-/// A pipelined folder once listed and statted: its entries, the error that cut the
+/// A chained folder once listed and statted: its entries, the error that cut the
 /// listing short, the indexes of the subfolders entered on `d_type` and, when there
 /// are subfolders still to enter, the folder itself (with its slot) and their
 /// indexes; and the figures of the files left out.
@@ -340,11 +284,11 @@ pub(super) struct FinishedFolder<'w> {
     pub(super) entries: Vec<Entry>,
     pub(super) error: Option<io::Error>,
     pub(super) named: Vec<usize>,
-    pub(super) late: Option<(OwnedFd, PipelineSlot<'w>, Vec<usize>)>,
+    pub(super) late: Option<(OwnedFd, ChainSlot<'w>, Vec<usize>)>,
     pub(super) summed: Summed,
 }
 
-/// The subfolders a pipelined folder entered on their `d_type`, before their
+/// The subfolders a chained folder entered on their `d_type`, before their
 /// stats: their indexes in its listing, in order, and the stat each one's
 /// descriptor gave, where it gave one.
 pub(super) struct EnteredEarly {
@@ -365,22 +309,22 @@ fn entries_below(contents: &Contents) -> u64 {
     count
 }
 
-/// One of the [`PIPELINED_FOLDERS`] places for a pipelined folder held open; given
+/// One of the [`CHAINED_FOLDERS`] places for a chained folder held open; given
 /// back when dropped, with the descriptor.
-pub(super) struct PipelineSlot<'w>(&'w AtomicUsize);
+pub(super) struct ChainSlot<'w>(&'w AtomicUsize);
 
-impl<'w> PipelineSlot<'w> {
-    pub(super) fn take(taken: &'w AtomicUsize) -> Option<PipelineSlot<'w>> {
+impl<'w> ChainSlot<'w> {
+    pub(super) fn take(taken: &'w AtomicUsize) -> Option<ChainSlot<'w>> {
         taken
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < PIPELINED_FOLDERS).then_some(n + 1)
+                (n < CHAINED_FOLDERS).then_some(n + 1)
             })
             .ok()
-            .map(|_| PipelineSlot(taken))
+            .map(|_| ChainSlot(taken))
     }
 }
 
-impl Drop for PipelineSlot<'_> {
+impl Drop for ChainSlot<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }

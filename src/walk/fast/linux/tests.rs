@@ -1,11 +1,9 @@
-//! The pipelined folder's decisions on listings whose `d_type`s were rewritten,
-//! which folders are pipelined, and the accounting of pipeline slots.
+//! The chained folder's decisions on listings whose `d_type`s were rewritten,
+//! which folders are chained, and the accounting of chain slots.
 
 use std::sync::atomic::Ordering;
 
-use super::chain::{
-    EnteredEarly, FinishedFolder, PipelineSlot, PIPELINED_FOLDERS, PIPELINE_BELOW_RUN,
-};
+use super::chain::{ChainSlot, EnteredEarly, FinishedFolder, CHAINED_FOLDERS, CHAIN_BELOW_RUN};
 use super::stat::stat_open_folder;
 use super::*;
 use crate::walk::{FileKind, StatFields};
@@ -16,7 +14,7 @@ fn walker() -> Walker {
         options: ListOptions::default(),
         sum_files: false,
         listed_once: Mutex::new(HashSet::new()),
-        pipelined_now: AtomicUsize::new(0),
+        chained_now: AtomicUsize::new(0),
         census: Counters::default(),
     }
 }
@@ -48,11 +46,11 @@ fn entries(contents: &Contents) -> &[Entry] {
     }
 }
 
-fn pipelined(fd: OwnedFd, listing: Listing) -> Contents {
+fn chained(fd: OwnedFd, listing: Listing) -> Contents {
     let walker = walker();
-    let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
-    let contents = walker.chain(fd, listing, slot, None, PIPELINE_BELOW_RUN);
-    assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+    let slot = ChainSlot::take(&walker.chained_now).expect("a free slot");
+    let contents = walker.chain(fd, listing, slot, None, CHAIN_BELOW_RUN);
+    assert_eq!(walker.chained_now.load(Ordering::Acquire), 0);
     contents
 }
 
@@ -62,7 +60,7 @@ fn folders_whose_d_type_says_nothing_are_entered_once_stat_names_them() {
     for named in &mut listing.names {
         named.dtype = FileType::Unknown;
     }
-    let top = pipelined(fd, listing);
+    let top = chained(fd, listing);
     let sub = child(entries(&top), "sub");
     let inner = child(entries(&sub.contents), "inner");
     assert_eq!(entries(&inner.contents).len(), 1);
@@ -75,7 +73,7 @@ fn a_d_type_the_stat_contradicts_lists_nothing() {
         .find(|&i| listing.name(&listing.names[i]).to_bytes() == b"g")
         .unwrap();
     listing.names[g].dtype = FileType::Directory;
-    let top = pipelined(fd, listing);
+    let top = chained(fd, listing);
     let g = child(entries(&top), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(g.stat.as_ref().unwrap().kind, FileKind::File);
@@ -115,7 +113,7 @@ fn a_listing_the_stat_overrules_is_dropped_and_counted() {
         late: None,
         summed: Summed::default(),
     };
-    let settled = walker.settle(finished, [listed], None, PIPELINE_BELOW_RUN);
+    let settled = walker.settle(finished, [listed], None, CHAIN_BELOW_RUN);
     let g = child(entries(&settled), "g");
     assert!(matches!(g.contents, Contents::None), "{:?}", g.contents);
     assert_eq!(walker.census.snapshot().overruled, 3);
@@ -133,9 +131,9 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
         }
         let at: Vec<usize> = listing.named_folders().collect();
         let stats = vec![None; at.len()];
-        let slot = PipelineSlot::take(&walker.pipelined_now).expect("a free slot");
+        let slot = ChainSlot::take(&walker.chained_now).expect("a free slot");
         let finished = walker.finish_folder(fd, listing, slot, EnteredEarly { at, stats }, None);
-        let taken = walker.pipelined_now.load(Ordering::Acquire);
+        let taken = walker.chained_now.load(Ordering::Acquire);
         assert_eq!(finished.late.is_some(), late_folder);
         assert_eq!(
             taken,
@@ -143,22 +141,20 @@ fn a_folder_held_open_for_late_subfolders_keeps_its_slot() {
             "late folder: {late_folder}"
         );
         drop(finished);
-        assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+        assert_eq!(walker.chained_now.load(Ordering::Acquire), 0);
     }
 }
 
-/// A folder is pipelined only at the end of a run of folders with one subfolder
+/// A folder is chained only at the end of a run of folders with one subfolder
 /// each; a folder with several subfolders, or none, starts the count again.
 #[test]
-fn only_a_folder_ending_a_run_of_single_subfolders_is_pipelined() {
+fn only_a_folder_ending_a_run_of_single_subfolders_is_chained() {
     let walker = walker();
     let (_dir, _fd, listing) = listed_folder();
-    assert!(walker.may_pipeline(&listing, 0).is_none());
-    assert!(walker
-        .may_pipeline(&listing, PIPELINE_BELOW_RUN - 1)
-        .is_none());
-    assert!(walker.may_pipeline(&listing, PIPELINE_BELOW_RUN).is_some());
-    assert_eq!(walker.pipelined_now.load(Ordering::Acquire), 0);
+    assert!(walker.may_chain(&listing, 0).is_none());
+    assert!(walker.may_chain(&listing, CHAIN_BELOW_RUN - 1).is_none());
+    assert!(walker.may_chain(&listing, CHAIN_BELOW_RUN).is_some());
+    assert_eq!(walker.chained_now.load(Ordering::Acquire), 0);
     assert_eq!(run_below(2, 1), 3);
     assert_eq!((run_below(2, 0), run_below(2, 2)), (0, 0));
     assert_eq!(run_below(u32::MAX, 1), u32::MAX);
@@ -167,12 +163,12 @@ fn only_a_folder_ending_a_run_of_single_subfolders_is_pipelined() {
 #[test]
 fn slots_run_out_at_the_bound_and_come_back() {
     let walker = walker();
-    let slots: Vec<PipelineSlot> = (0..PIPELINED_FOLDERS)
-        .map(|_| PipelineSlot::take(&walker.pipelined_now).expect("below the bound"))
+    let slots: Vec<ChainSlot> = (0..CHAINED_FOLDERS)
+        .map(|_| ChainSlot::take(&walker.chained_now).expect("below the bound"))
         .collect();
-    assert!(PipelineSlot::take(&walker.pipelined_now).is_none());
+    assert!(ChainSlot::take(&walker.chained_now).is_none());
     drop(slots);
-    assert!(PipelineSlot::take(&walker.pipelined_now).is_some());
+    assert!(ChainSlot::take(&walker.chained_now).is_some());
 }
 
 #[test]
@@ -285,7 +281,7 @@ fn summing_leaves_out_only_files_with_one_link() {
     assert!(summed.blocks > 0);
 }
 
-/// A pipelined walk takes a subfolder's stat from the descriptor it opened: it
+/// A chained walk takes a subfolder's stat from the descriptor it opened: it
 /// must be what a stat of the subfolder's name gives, and count as one `statx`.
 #[test]
 fn a_folder_statted_through_its_descriptor_is_what_its_name_says() {
@@ -319,17 +315,17 @@ fn flattened(entries: &[Entry]) -> Vec<(std::path::PathBuf, FileKind, Option<u64
     seen
 }
 
-/// Chains long enough to be pipelined, each ending another way: in a folder with a
-/// few subfolders (entered by the last level's job), in one with more subfolders
-/// than are opened ahead (the next level not pipelined, its contents the bottom),
+/// Chains long enough to be walked as chains, each ending another way: in a folder
+/// with a few subfolders (entered by the last level), in one with more subfolders
+/// than are opened ahead (the next level not chained, its contents the bottom),
 /// and in an empty folder. Both engines see every entry alike.
 #[test]
-fn chains_listed_in_turns_end_in_every_kind_of_bottom_as_the_reference_lists() {
+fn chains_end_in_every_kind_of_bottom_as_the_reference_lists() {
     let dir = tempfile::tempdir().unwrap();
     let bottoms = [("few", 3), ("many", OPEN_AHEAD + 4), ("empty", 0)];
     for (name, subfolders) in bottoms {
         let mut level = dir.path().join(name);
-        for depth in 0..PIPELINED_FOLDERS + 8 {
+        for depth in 0..CHAINED_FOLDERS + 8 {
             level.push(format!("c{depth}"));
             std::fs::create_dir_all(&level).unwrap();
             std::fs::write(level.join("f"), vec![b'x'; depth + 1]).unwrap();
@@ -349,7 +345,7 @@ fn chains_listed_in_turns_end_in_every_kind_of_bottom_as_the_reference_lists() {
     let subfolders: usize = bottoms.iter().map(|(_, n)| n).sum();
     assert_eq!(
         fast.len(),
-        1 + 3 + 3 * 2 * (PIPELINED_FOLDERS + 8) + 3 * subfolders
+        1 + 3 + 3 * 2 * (CHAINED_FOLDERS + 8) + 3 * subfolders
     );
     assert_eq!(fast, flattened(&reference));
 }
