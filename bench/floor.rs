@@ -14,24 +14,34 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD};
 
+/// The `getdents64` buffer's size, as the fast engine's.
+pub const LISTING_BUFFER: usize = 64 * 1024;
+
 /// Entries statted below and including `root`, and their allocated 512-byte blocks.
 pub fn walk(root: &Path) -> io::Result<(u64, u64)> {
-    // A chain of folders holds one descriptor per level while it is walked.
-    let mut limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    limit.current = limit.maximum;
-    let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, limit);
-
+    raise_descriptor_limit();
     let mut totals = (0, 0);
     stat(CWD, root, &mut totals)?;
     let fd = open(CWD, root)?;
-    let mut buffer = vec![MaybeUninit::uninit(); 64 * 1024];
+    let mut buffer = vec![MaybeUninit::uninit(); LISTING_BUFFER];
     folder(fd, &mut buffer, &mut totals)?;
     Ok(totals)
 }
 
+/// A chain of folders holds one descriptor per level while it is walked.
+pub fn raise_descriptor_limit() {
+    let mut limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    limit.current = limit.maximum;
+    let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, limit);
+}
+
 /// Lists and stats one folder, then enters its subfolders with the buffer free
 /// again; the folder stays open until they are done, as the simplest walk keeps it.
-fn folder(fd: OwnedFd, buffer: &mut [MaybeUninit<u8>], totals: &mut (u64, u64)) -> io::Result<()> {
+pub fn folder(
+    fd: OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+    totals: &mut (u64, u64),
+) -> io::Result<()> {
     let mut subfolders = Vec::new();
     let mut dir = RawDir::new(&fd, buffer);
     while let Some(entry) = dir.next() {
@@ -50,7 +60,7 @@ fn folder(fd: OwnedFd, buffer: &mut [MaybeUninit<u8>], totals: &mut (u64, u64)) 
     Ok(())
 }
 
-fn stat<Fd: AsFd, P: rustix::path::Arg>(
+pub fn stat<Fd: AsFd, P: rustix::path::Arg>(
     dir: Fd,
     name: P,
     totals: &mut (u64, u64),
@@ -67,7 +77,7 @@ fn stat<Fd: AsFd, P: rustix::path::Arg>(
     Ok(FileType::from_raw_mode(stat.stx_mode.into()))
 }
 
-fn open<Fd: AsFd, P: rustix::path::Arg>(dir: Fd, name: P) -> io::Result<OwnedFd> {
+pub fn open<Fd: AsFd, P: rustix::path::Arg>(dir: Fd, name: P) -> io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     Ok(rustix::fs::openat(dir, name, flags, Mode::empty())?)
 }

@@ -4,7 +4,9 @@
 //! of each one's wall time and CPU (user + system), then the fast engine's CPU
 //! against the floor's and its wall time against the fastest peer's and the
 //! reference's, each as the median of per-round ratios, and whether the design's
-//! targets are met. A third tree, one empty folder, times what each program costs
+//! targets are met. On `deep` it also times the floor's calls made by two threads
+//! taking turns down the chain (`chain_floor.rs`), what a walk of that chain could
+//! take if overlapping its levels cost nothing. A third tree, one empty folder, times what each program costs
 //! to start, list almost nothing and exit, so a reader can tell a walk's own time
 //! from its start. A plain program run by `cargo bench --bench walk`; it
 //! prints and never asserts, because timings depend on the host.
@@ -12,6 +14,9 @@
 //! `EQCHECK_BENCH_ROUNDS` sets the rounds; `EQCHECK_BENCH_DUST` names the dust
 //! program when it is not `dust` on `PATH`.
 
+#[cfg(target_os = "linux")]
+#[path = "chain_floor.rs"]
+mod chain_floor;
 #[cfg(target_os = "linux")]
 #[path = "floor.rs"]
 mod floor;
@@ -35,6 +40,10 @@ const DEFAULT_ROUNDS: usize = 9;
 
 /// The argument that makes this program the floor walk of one tree (see `floor.rs`).
 const FLOOR_ARG: &str = "--floor";
+/// The argument that makes it the two-core floor of a chain (see `chain_floor.rs`).
+const CHAIN_FLOOR_ARG: &str = "--chain-floor";
+/// The two-core floor's label; it is timed on `deep` alone, the one chain.
+const CHAIN_FLOOR: &str = "floor 2c";
 
 /// The design's targets.
 const CPU_OVER_FLOOR: f64 = 1.3;
@@ -162,9 +171,9 @@ fn describe(name: &str, tree: &BuiltTree, build_time: Duration) -> u64 {
     files + folders + symlinks + 1
 }
 
-/// Every program timed on `tree`: each does the work of `du -s` (list and stat
-/// every entry) and prints at most a summary.
-fn programs(tree: &Path) -> Vec<Timed> {
+/// Every program timed on the tree `name` at `tree`: each does the work of `du -s`
+/// (list and stat every entry) and prints at most a summary.
+fn programs(name: &str, tree: &Path) -> Vec<Timed> {
     let args = |before: &[&str], after: &[&str]| {
         let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
         [words(before), vec![tree.into()], words(after)].concat()
@@ -174,7 +183,9 @@ fn programs(tree: &Path) -> Vec<Timed> {
     let floor = cfg!(target_os = "linux")
         .then(|| std::env::current_exe().ok())
         .flatten();
-    vec![
+    let chain_floor = Timed::new(CHAIN_FLOOR, floor.clone(), args(&[CHAIN_FLOOR_ARG], &[]));
+    let chain_floor = (name == "deep").then_some(chain_floor);
+    let mut programs = vec![
         Timed::new("floor", floor, args(&[FLOOR_ARG], &[])),
         Timed::new(
             "fast",
@@ -197,14 +208,18 @@ fn programs(tree: &Path) -> Vec<Timed> {
             locate(&dust),
             args(&["-d", "0", "-c", "-b", "-P"], &[]),
         ),
-    ]
+    ];
+    programs.extend(chain_floor);
+    programs
 }
 
 fn find<'t>(timed: &'t [Timed], label: &str) -> &'t Timed {
-    timed
-        .iter()
-        .find(|t| t.label == label)
-        .expect("every label is in `programs`")
+    find_on_this_tree(timed, label).expect("every label is in `programs`")
+}
+
+/// A program timed on some trees only.
+fn find_on_this_tree<'t>(timed: &'t [Timed], label: &str) -> Option<&'t Timed> {
+    timed.iter().find(|t| t.label == label)
 }
 
 /// Fast, reference and `du -s` get the same path, so their stdout must be the same
@@ -227,16 +242,22 @@ fn check_outputs(name: &str, timed: &[Timed]) {
     }
 }
 
-/// The floor walk must see every entry the independent count sees, or its CPU per
-/// entry is a figure for another tree.
-fn check_floor(name: &str, timed: &[Timed], entries: u64) {
-    let Some(out) = find(timed, "floor").run_captured() else {
-        return;
-    };
-    let text = String::from_utf8_lossy(&out);
-    let counted = text.split_whitespace().next().and_then(|n| n.parse().ok());
-    if counted != Some(entries) {
-        println!("FLOOR MISCOUNTS on {name}: it printed {text:?}, walkdir counts {entries}");
+/// A floor walk must see every entry the independent count sees, or its figures
+/// are for another tree.
+fn check_floors(name: &str, timed: &[Timed], entries: u64) {
+    for floor in ["floor", CHAIN_FLOOR].map(|label| find_on_this_tree(timed, label)) {
+        let Some(floor) = floor else { continue };
+        let Some(out) = floor.run_captured() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&out);
+        let counted = text.split_whitespace().next().and_then(|n| n.parse().ok());
+        if counted != Some(entries) {
+            println!(
+                "FLOOR MISCOUNTS on {name}: {} printed {text:?}, walkdir counts {entries}",
+                floor.label
+            );
+        }
     }
 }
 
@@ -421,6 +442,19 @@ fn print_reference_target(name: &str, timed: &[Timed]) {
             verdict(ratio, target)
         );
     }
+    // What the target asks against what the floor's calls take, made on one core
+    // and, on a chain, on two taking turns at no cost: no walk that lists a level
+    // before it opens the next can do better than the latter.
+    for floor in ["floor", CHAIN_FLOOR].map(|label| find_on_this_tree(timed, label)) {
+        let Some(floor) = floor else { continue };
+        if let Some(ratios) = per_round(&floor.walls, &reference.walls) {
+            let (ratio, range) = ratio_spread(ratios);
+            println!(
+                "{name}: {}/reference wall per round {ratio:.3} (range {range})",
+                floor.label
+            );
+        }
+    }
 }
 
 /// The 1-minute load average, where the system says it (`/proc/loadavg`).
@@ -447,15 +481,21 @@ fn print_load(start: Option<f64>, cores: usize) {
 /// The floor walk of one tree, when this program was started as one.
 fn floor_mode() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    if args.next()? != FLOOR_ARG {
-        return None;
-    }
-    Some(floor_walk(&PathBuf::from(args.next()?)))
+    let in_turns = match args.next()? {
+        arg if arg == FLOOR_ARG => false,
+        arg if arg == CHAIN_FLOOR_ARG => true,
+        _ => return None,
+    };
+    Some(floor_walk(&PathBuf::from(args.next()?), in_turns))
 }
 
 #[cfg(target_os = "linux")]
-fn floor_walk(tree: &Path) -> ExitCode {
-    match floor::walk(tree) {
+fn floor_walk(tree: &Path, in_turns: bool) -> ExitCode {
+    let walked = match in_turns {
+        true => chain_floor::walk(tree),
+        false => floor::walk(tree),
+    };
+    match walked {
         Ok((entries, blocks)) => {
             println!("{entries} {blocks}");
             ExitCode::SUCCESS
@@ -469,7 +509,7 @@ fn floor_walk(tree: &Path) -> ExitCode {
 
 /// The floor is `statx`, which only Linux has.
 #[cfg(not(target_os = "linux"))]
-fn floor_walk(_tree: &Path) -> ExitCode {
+fn floor_walk(_tree: &Path, _in_turns: bool) -> ExitCode {
     ExitCode::FAILURE
 }
 
@@ -496,9 +536,9 @@ fn main() -> ExitCode {
             }
         };
         let entries = describe(name, &tree, build_time);
-        let mut timed = programs(tree.path());
+        let mut timed = programs(name, tree.path());
         check_outputs(name, &timed);
-        check_floor(name, &timed, entries);
+        check_floors(name, &timed, entries);
         time_all(&mut timed, rounds);
         results.push((name, entries, timed));
     }
