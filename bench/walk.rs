@@ -443,8 +443,8 @@ fn print_reference_target(name: &str, timed: &[Timed]) {
         );
     }
     // What the target asks against what the floor's calls take, made on one core
-    // and, on a chain, on two taking turns at no cost: no walk that lists a level
-    // before it opens the next can do better than the latter.
+    // and, on a chain, on two taking turns at no cost: no walk that makes these calls
+    // and lists a level before it opens the next can do better than the latter.
     for floor in ["floor", CHAIN_FLOOR].map(|label| find_on_this_tree(timed, label)) {
         let Some(floor) = floor else { continue };
         if let Some(ratios) = per_round(&floor.walls, &reference.walls) {
