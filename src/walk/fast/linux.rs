@@ -4,7 +4,9 @@
 //! operand. Folders are spread over a work-stealing pool; a huge folder's stats are
 //! split into chunks so one folder does not hold one thread for its whole length.
 //!
-//! A chain of folders (one subfolder a level) is walked in a loop (see [`chain`]).
+//! The few subfolders a listing's `d_type`s name are opened before the stats and
+//! statted through their descriptors (see [`early`]). A chain of folders (one
+//! subfolder a level) is walked in a loop (see [`chain`]).
 //!
 //! Descriptors: a folder with few subfolders opens them and closes itself before
 //! they are listed, unless it waits for subfolders only its stats name; at most
@@ -14,6 +16,7 @@
 //! once per process all the same.
 
 mod chain;
+mod early;
 mod listing;
 mod stat;
 mod stat_all;
@@ -137,8 +140,9 @@ impl Walker {
         }
     }
 
-    /// Finishes the listing and stats it on this thread (or, for a huge folder, on
-    /// the pool), then enters the subfolders the stats name.
+    /// Finishes the listing, opens the few subfolders its `d_type`s name (see
+    /// [`early`]), stats it on this thread (or, for a huge folder, on the pool),
+    /// then enters the subfolders the stats name.
     // Kept out of line: its locals would otherwise widen the frame of `folder`, and
     // a chain walked outside [`chain`] recurses through both at every level.
     #[inline(never)]
@@ -152,50 +156,62 @@ impl Walker {
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
+        let (mut opened_early, early) = self.open_early(&fd, &listing);
         let left_out = |_, facts: &SumFacts| self.left_out(facts, root_dev);
         let follow = self.options.follow_symlinks;
-        let statted = stat_all(&fd, &listing, follow, &self.census, (&left_out, &|_| None));
+        let given = |i| early.stat(i);
+        let statted = stat_all(&fd, &listing, follow, &self.census, (&left_out, &given));
         let (mut entries, summed, error) = (statted.entries, statted.summed, listing.error);
-        let subfolders: Vec<usize> = (0..entries.len())
+        let subfolders: Vec<Subfolder> = (0..entries.len())
             .filter(|&i| self.enters(&entries[i], root_dev))
+            .map(|i| (i, opened_early.take(statted.listed_at[i])))
             .collect();
+        // What was opened early and is no folder to enter is closed before the
+        // subtrees are walked.
+        drop(opened_early);
         let run_below = run_below(run, subfolders.len());
         self.enter_subfolders(fd, None, &mut entries, subfolders, root_dev, run_below);
         self.listed(entries, error, summed, root_dev)
     }
 
-    /// Enters the subfolders of `fd` at `indexes` of its `entries` and fills in
-    /// their contents; `fd` and the chain slot it holds, if any, are given up
-    /// together. `run_below` is the subfolders' run (see [`Walker::contents`]).
+    /// Enters the subfolders of `fd` among its `entries` and fills in their
+    /// contents; `fd` and the chain slot it holds, if any, are given up together.
+    /// `run_below` is the subfolders' run (see [`Walker::contents`]).
     fn enter_subfolders(
         &self,
         fd: OwnedFd,
         slot: Option<ChainSlot<'_>>,
         entries: &mut [Entry],
-        indexes: Vec<usize>,
+        subfolders: Vec<Subfolder>,
         root_dev: Option<u64>,
         run_below: u32,
     ) {
-        let open = |entry: &Entry| match &entry.stat {
-            Ok(fields) => self.open_folder(&fd, &entry.name, fields, root_dev),
-            Err(_) => Opened::Settled(Contents::None),
+        let open = |entry: &Entry, early: Option<Opened>| match (early, &entry.stat) {
+            (Some(opened), _) => opened,
+            (None, Ok(fields)) => self.open_folder(&fd, &entry.name, fields, root_dev),
+            (None, Err(_)) => Opened::Settled(Contents::None),
         };
-        let listed: Vec<Contents> = if indexes.len() <= OPEN_AHEAD {
+        let listed: Vec<(usize, Contents)> = if subfolders.len() <= OPEN_AHEAD {
             // Open the few subfolders now and close this folder before entering
             // them, so a chain holds one descriptor here, not one per level.
-            let opened: Vec<Opened> = indexes.iter().map(|&i| open(&entries[i])).collect();
+            let (indexes, opened): (Vec<usize>, Vec<Opened>) = (subfolders.into_iter())
+                .map(|(i, early)| (i, open(&entries[i], early)))
+                .unzip();
             drop((fd, slot));
-            self.enter_all(opened, root_dev, run_below)
+            let listed = self.enter_all(opened, root_dev, run_below);
+            indexes.into_iter().zip(listed).collect()
         } else {
             let shared: &[Entry] = entries;
             in_pool(|| {
-                indexes
-                    .par_iter()
-                    .map(|&i| self.contents(open(&shared[i]), root_dev, run_below))
+                (subfolders.into_par_iter())
+                    .map(|(i, early)| {
+                        let opened = open(&shared[i], early);
+                        (i, self.contents(opened, root_dev, run_below))
+                    })
                     .collect()
             })
         };
-        for (i, contents) in indexes.into_iter().zip(listed) {
+        for (i, contents) in listed {
             entries[i].contents = contents;
         }
     }
@@ -246,6 +262,10 @@ impl Walker {
         crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev, run))
     }
 }
+
+/// A subfolder to enter: its index in its folder's entries, and the folder opened
+/// for it early, if it was (see [`early`]).
+type Subfolder = (usize, Option<Opened>);
 
 /// A subfolder about to be listed, or the reason it needs no listing.
 enum Opened {

@@ -21,12 +21,12 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::early::EnteredEarly;
 use super::listing::{first_batch, Listing};
-use super::stat::{kind_of_type, stat_open_folder};
+use super::stat::kind_of_type;
 use super::stat_all::{stat_all, Statted};
-use super::{open_subfolder, run_below, Opened, Walker, CHUNKED_FOLDER, OPEN_AHEAD};
+use super::{run_below, Opened, Walker, CHUNKED_FOLDER, OPEN_AHEAD};
 use crate::walk::census::ListingCall;
-use crate::walk::stat::StatFields;
 use crate::walk::{Contents, Entry, SumFacts, Summed};
 
 /// At most this many chained folders are open at once: a level about to be
@@ -128,15 +128,7 @@ impl Walker {
             slot,
             run,
         } = level;
-        let named: Vec<usize> = listing.named_folders().collect();
-        let opened: Vec<Opened> = named
-            .iter()
-            .map(|&i| open_subfolder(&fd, listing.name(&listing.names[i]), false))
-            .collect();
-        let early = EnteredEarly {
-            stats: opened.iter().map(|o| self.stat_opened(o)).collect(),
-            at: named,
-        };
+        let (opened, early) = self.open_named(&fd, &listing, listing.named_folders().collect());
         // The folder is finished before its subfolder is listed: its descriptor and
         // slot are given back first, and its listing is still in this CPU's caches.
         let finished = self.finish_folder(fd, listing, slot, early, root_dev);
@@ -192,6 +184,7 @@ impl Walker {
         }
         if let Some((fd, slot, late)) = late {
             let run_below = run_below(run, entered_early + late.len());
+            let late = late.into_iter().map(|i| (i, None)).collect();
             self.enter_subfolders(fd, Some(slot), &mut entries, late, root_dev, run_below);
         }
         self.listed(entries, error, summed, root_dev)
@@ -209,23 +202,21 @@ impl Walker {
         early: EnteredEarly,
         root_dev: Option<u64>,
     ) -> FinishedFolder<'w> {
-        let EnteredEarly { at: named, stats } = early;
         listing.finish(&fd);
         self.census
             .listed(listing.names.iter().map(|n| kind_of_type(n.dtype)));
         // A folder entered on its `d_type` is kept until its stat is settled.
         let left_out = |i, facts: &SumFacts| {
-            named.binary_search(&i).is_err() && self.left_out(facts, root_dev)
+            early.at.binary_search(&i).is_err() && self.left_out(facts, root_dev)
         };
-        let given = |i| named.binary_search(&i).ok().and_then(|k| stats[k].clone());
+        let given = |i| early.stat(i);
         let Statted {
             entries,
             listed_at,
             summed,
         } = stat_all(&fd, &listing, false, &self.census, (&left_out, &given));
         let error = listing.error;
-        let named: Vec<usize> = named
-            .iter()
+        let named: Vec<usize> = (early.at.iter())
             .map(|i| {
                 listed_at
                     .binary_search(i)
@@ -244,18 +235,6 @@ impl Walker {
             named,
             late,
             summed,
-        }
-    }
-
-    /// The stat of a subfolder just opened on its `d_type`, taken from its
-    /// descriptor: what a stat of its name would say unless the name changed since
-    /// the open, and then what the listing lists. Without a path to look up, it
-    /// costs a fraction of a stat by name, and folders are the entries a walk looks
-    /// up twice (the stat and the open). `None` leaves the stat to the name.
-    fn stat_opened(&self, opened: &Opened) -> Option<StatFields> {
-        match opened {
-            Opened::Folder(fd) => stat_open_folder(fd, &self.census),
-            Opened::Settled(_) => None,
         }
     }
 }
@@ -286,14 +265,6 @@ pub(super) struct FinishedFolder<'w> {
     pub(super) named: Vec<usize>,
     pub(super) late: Option<(OwnedFd, ChainSlot<'w>, Vec<usize>)>,
     pub(super) summed: Summed,
-}
-
-/// The subfolders a chained folder entered on their `d_type`, before their
-/// stats: their indexes in its listing, in order, and the stat each one's
-/// descriptor gave, where it gave one.
-pub(super) struct EnteredEarly {
-    pub(super) at: Vec<usize>,
-    pub(super) stats: Vec<Option<StatFields>>,
 }
 
 /// How many entries a listing holds at every level below it; a loop, not a

@@ -1,9 +1,11 @@
 //! The chained folder's decisions on listings whose `d_type`s were rewritten,
-//! which folders are chained, and the accounting of chain slots.
+//! which folders are chained, what opening folders early may skip, and the
+//! accounting of chain slots.
 
 use std::sync::atomic::Ordering;
 
-use super::chain::{ChainSlot, EnteredEarly, FinishedFolder, CHAINED_FOLDERS, CHAIN_BELOW_RUN};
+use super::chain::{ChainSlot, FinishedFolder, CHAINED_FOLDERS, CHAIN_BELOW_RUN};
+use super::early::EnteredEarly;
 use super::stat::stat_open_folder;
 use super::*;
 use crate::walk::{FileKind, StatFields};
@@ -198,6 +200,29 @@ fn the_census_counts_what_the_listing_typed_and_every_stat() {
     if census.statx_refused == 0 {
         assert_eq!((census.statx, census.fstatat), (5, 0), "{census:?}");
     }
+}
+
+/// With `-L`, a folder reached by its own name and through a link is listed once,
+/// whichever way comes first: the folders a listing names are opened early only
+/// when links are not followed, for only the stat can tell a folder seen before.
+#[test]
+fn with_links_followed_a_folder_reached_twice_is_listed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::fs::write(dir.path().join("a/f"), b"f").unwrap();
+    std::os::unix::fs::symlink("a", dir.path().join("link")).unwrap();
+    let options = ListOptions {
+        follow_symlinks: true,
+        ..ListOptions::default()
+    };
+    let (top, _) = list(&[dir.path().as_os_str().to_owned()], options, false);
+    let top = entries(&top[0].contents);
+    let listed = |name| matches!(child(top, name).contents, Contents::Listed { .. });
+    let elsewhere = |name| matches!(child(top, name).contents, Contents::Elsewhere);
+    assert!(
+        (listed("a") && elsewhere("link")) || (listed("link") && elsewhere("a")),
+        "{top:?}"
+    );
 }
 
 /// A folder of empty files, enough that its stats are made in chunks and the last
