@@ -166,6 +166,13 @@ impl Summed {
         self.size += facts.size.unwrap_or(0);
         self.blocks += facts.blocks.unwrap_or(0);
     }
+
+    /// Adds the figures of other files left out.
+    pub(crate) fn add_all(&mut self, other: &Summed) {
+        self.files += other.files;
+        self.size += other.size;
+        self.blocks += other.blocks;
+    }
 }
 
 /// Lists every operand with the chosen engine.

@@ -7,6 +7,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 
 use rayon::prelude::*;
+use rustix::fs::FileType;
 
 use super::listing::{Listing, Named};
 use super::stat::{kind_of_type, stat_or_sum, Made};
@@ -25,12 +26,13 @@ pub(super) struct Statted {
 }
 
 impl Statted {
-    /// Room for the entries a listing's `d_type`s say are kept: its folders, which
+    /// Room for the entries these names' `d_type`s say are kept: their folders, which
     /// are never only summed. Most of a tree's entries are files that are, so room
     /// for every name would be mostly given back; a kept file or link past the
     /// guess grows the vectors once.
-    fn for_listing(listing: &Listing) -> Statted {
-        let folders = listing.named_folders().count();
+    fn for_names(names: &[Named]) -> Statted {
+        let folders = names.iter().filter(|n| n.dtype == FileType::Directory);
+        let folders = folders.count();
         Statted {
             entries: Vec::with_capacity(folders),
             listed_at: Vec::with_capacity(folders),
@@ -47,6 +49,13 @@ impl Statted {
             }
             Err(file) => self.summed.add(&file),
         }
+    }
+
+    /// Adds what a later run of the same listing's names made.
+    fn append(&mut self, later: Statted) {
+        self.entries.extend(later.entries);
+        self.listed_at.extend(later.listed_at);
+        self.summed.add_all(&later.summed);
     }
 }
 
@@ -98,19 +107,21 @@ pub(super) fn stat_all(
             census.add_tally(&tally);
         };
     let names = &listing.names;
-    let mut statted = Statted::for_listing(listing);
+    let mut statted = Statted::for_names(names);
     if names.len() >= CHUNKED_FOLDER {
-        let chunks: Vec<Vec<_>> = in_pool(|| {
+        // Each chunk keeps only what it makes: room for every name's result, most
+        // of them files only summed, cost a fresh page of memory per 12 names.
+        let chunks: Vec<Statted> = in_pool(|| {
             (names.par_chunks(STAT_CHUNK).enumerate())
                 .map(|(chunk, run)| {
-                    let mut made = Vec::with_capacity(run.len());
-                    stat_run(chunk * STAT_CHUNK, run, &mut |at, m| made.push((at, m)));
+                    let mut made = Statted::for_names(run);
+                    stat_run(chunk * STAT_CHUNK, run, &mut |at, m| made.add(at, m));
                     made
                 })
                 .collect()
         });
-        for (at, made) in chunks.into_iter().flatten() {
-            statted.add(at, made);
+        for chunk in chunks {
+            statted.append(chunk);
         }
     } else {
         stat_run(0, names, &mut |at, made| statted.add(at, made));

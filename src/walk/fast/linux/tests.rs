@@ -246,6 +246,22 @@ fn the_census_counts_every_stat_of_a_huge_folder() {
     assert_eq!(census.stat_calls(), names as u64 + 1, "{census:?}");
 }
 
+/// A huge folder's files are summed chunk by chunk: the folder's figures hold every
+/// chunk's.
+#[test]
+fn a_huge_folders_chunks_are_all_summed() {
+    let (dir, names) = huge_folder();
+    let (roots, _) = list(&[dir.path().into()], ListOptions::default(), true);
+    let Contents::Listed {
+        entries, summed, ..
+    } = &roots[0].contents
+    else {
+        panic!("not listed: {:?}", roots[0].contents);
+    };
+    assert!(entries.is_empty(), "{entries:?}");
+    assert_eq!(summed.files, names as u64);
+}
+
 /// A huge folder's names are statted in chunks over the pool, and each entry still
 /// carries its index in the listing: that index decides which name takes the stat
 /// already given for a subfolder opened early.
