@@ -48,6 +48,16 @@ fn entries(contents: &Contents) -> &[Entry] {
     }
 }
 
+/// A listing's entries and the figures of the files it left out.
+fn listed_and_summed(contents: &Contents) -> (&[Entry], &Summed) {
+    match contents {
+        Contents::Listed {
+            entries, summed, ..
+        } => (entries, summed),
+        other => panic!("not listed: {other:?}"),
+    }
+}
+
 fn chained(fd: OwnedFd, listing: Listing) -> Contents {
     let walker = walker();
     let slot = ChainSlot::take(&walker.chained_now).expect("a free slot");
@@ -252,12 +262,7 @@ fn the_census_counts_every_stat_of_a_huge_folder() {
 fn a_huge_folders_chunks_are_all_summed() {
     let (dir, names) = huge_folder();
     let (roots, _) = list(&[dir.path().into()], ListOptions::default(), true);
-    let Contents::Listed {
-        entries, summed, ..
-    } = &roots[0].contents
-    else {
-        panic!("not listed: {:?}", roots[0].contents);
-    };
+    let (entries, summed) = listed_and_summed(&roots[0].contents);
     assert!(entries.is_empty(), "{entries:?}");
     assert_eq!(summed.files, names as u64);
 }
@@ -300,22 +305,12 @@ fn summing_leaves_out_only_files_with_one_link() {
     std::fs::write(dir.path().join("sub/two"), b"22").unwrap();
     std::fs::write(dir.path().join("sub/three"), b"333").unwrap();
     let (roots, _) = list(&[dir.path().into()], ListOptions::default(), true);
-    let Contents::Listed {
-        entries, summed, ..
-    } = &roots[0].contents
-    else {
-        panic!("not listed: {:?}", roots[0].contents);
-    };
+    let (entries, summed) = listed_and_summed(&roots[0].contents);
     let mut kept: Vec<_> = entries.iter().map(|e| e.name.clone()).collect();
     kept.sort();
     assert_eq!(kept, ["linked", "sub"]);
     assert_eq!((summed.files, summed.size), (1, 1));
-    let Contents::Listed {
-        entries, summed, ..
-    } = &child(entries, "sub").contents
-    else {
-        panic!("sub not listed");
-    };
+    let (entries, summed) = listed_and_summed(&child(entries, "sub").contents);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].name, "other");
     assert_eq!((summed.files, summed.size), (2, 5));
