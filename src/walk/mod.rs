@@ -308,17 +308,43 @@ pub(crate) fn pool() -> Result<&'static rayon::ThreadPool, &'static rayon::Threa
 
 /// `work` done on every item, spread over the walk's pool when there are at least
 /// `parallel_from` of them (on this thread otherwise, or when the pool cannot
-/// start), the results in the items' order.
+/// start), the results in the items' order. For items of about one cost each, such
+/// as the stats of a folder's names; subtrees go to [`map_subtrees_on_pool`].
 pub(crate) fn map_on_pool<T: Send, R: Send>(
     items: Vec<T>,
     parallel_from: usize,
     work: impl Fn(T) -> R + Sync + Send,
 ) -> Vec<R> {
+    spread_on_pool(items, parallel_from, usize::MAX, work)
+}
+
+/// `work` done on every subtree, as [`map_on_pool`] does it from two subtrees on,
+/// each subtree a task of its own. The pool otherwise hands each worker a run of
+/// neighbouring items to work through in turn, and a run cannot be taken apart once
+/// begun: at the end of a walk one worker went through the rest of its run alone
+/// while the others found only the crumbs of its current subtree to take.
+pub(crate) fn map_subtrees_on_pool<T: Send, R: Send>(
+    subtrees: Vec<T>,
+    work: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    spread_on_pool(subtrees, 2, 1, work)
+}
+
+/// Items with at least `parallel_from` of them spread over the pool in runs of at
+/// most `longest_run` items each.
+fn spread_on_pool<T: Send, R: Send>(
+    items: Vec<T>,
+    parallel_from: usize,
+    longest_run: usize,
+    work: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
     use rayon::prelude::*;
     match pool() {
-        Ok(pool) if items.len() >= parallel_from => {
-            pool.install(|| items.into_par_iter().map(work).collect())
-        }
+        Ok(pool) if items.len() >= parallel_from => pool.install(|| {
+            (items.into_par_iter().with_max_len(longest_run))
+                .map(work)
+                .collect()
+        }),
         _ => items.into_iter().map(work).collect(),
     }
 }

@@ -174,11 +174,11 @@ impl<P: Platform> Walker<P> {
                 .map(|&i| open(&entries[i], &folder))
                 .collect();
             drop(folder);
-            crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev))
+            crate::walk::map_subtrees_on_pool(opened, |o| self.contents(o, root_dev))
         } else {
             let shared: &[Entry] = &entries;
-            subfolders
-                .par_iter()
+            // One task per subfolder, as in [`crate::walk::map_subtrees_on_pool`].
+            (subfolders.par_iter().with_max_len(1))
                 .map(|&i| self.contents(open(&shared[i], &folder), root_dev))
                 .collect()
         };

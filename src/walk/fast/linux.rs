@@ -202,8 +202,9 @@ impl Walker {
             indexes.into_iter().zip(listed).collect()
         } else {
             let shared: &[Entry] = entries;
+            // One task per subfolder, as in [`crate::walk::map_subtrees_on_pool`].
             in_pool(|| {
-                (subfolders.into_par_iter())
+                (subfolders.into_par_iter().with_max_len(1))
                     .map(|(i, early)| {
                         let opened = open(&shared[i], early);
                         (i, self.contents(opened, root_dev, run_below))
@@ -259,7 +260,7 @@ impl Walker {
 
     /// Lists opened subfolders, spread over the pool when there are several.
     fn enter_all(&self, opened: Vec<Opened>, root_dev: Option<u64>, run: u32) -> Vec<Contents> {
-        crate::walk::map_on_pool(opened, 2, |o| self.contents(o, root_dev, run))
+        crate::walk::map_subtrees_on_pool(opened, |o| self.contents(o, root_dev, run))
     }
 }
 

@@ -110,9 +110,10 @@ pub(super) fn stat_all(
     let mut statted = Statted::for_names(names);
     if names.len() >= CHUNKED_FOLDER {
         // Each chunk keeps only what it makes: room for every name's result, most
-        // of them files only summed, cost a fresh page of memory per 12 names.
+        // of them files only summed, cost a fresh page of memory per 12 names. Each
+        // chunk is a task of its own: the folder's subfolders wait for its last.
         let chunks: Vec<Statted> = in_pool(|| {
-            (names.par_chunks(STAT_CHUNK).enumerate())
+            (names.par_chunks(STAT_CHUNK).with_max_len(1).enumerate())
                 .map(|(chunk, run)| {
                     let mut made = Statted::for_names(run);
                     stat_run(chunk * STAT_CHUNK, run, &mut |at, m| made.add(at, m));
