@@ -2,7 +2,7 @@
 //! spread over the walk's pool in chunks when the folder is huge, and making the
 //! entries kept while adding up the files the walk only sums.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 
@@ -14,7 +14,7 @@ use super::stat::{kind_of_type, stat_or_sum, Made};
 use super::{in_pool, CHUNKED_FOLDER, STAT_CHUNK};
 use crate::walk::census::{Counters, StatTally};
 use crate::walk::stat::StatFields;
-use crate::walk::{Contents, Entry, Listed, SumFacts, Summed};
+use crate::walk::{Contents, Entry, Listed, StatError, SumFacts, Summed};
 
 /// What statting a folder's names made: the entries kept, the index each had in the
 /// listing, and the figures of the files left out.
@@ -40,15 +40,18 @@ impl Statted {
         }
     }
 
-    /// Keeps an entry made of the name at `at`, or adds a file left out.
-    fn add(&mut self, at: usize, made: Result<Entry, SumFacts>) {
-        match made {
-            Ok(entry) => {
-                self.entries.push(entry);
-                self.listed_at.push(at);
-            }
-            Err(file) => self.summed.add(&file),
-        }
+    /// Keeps the entry of the name at `at` of the listing, with its stat.
+    fn keep(&mut self, at: usize, named: &Named, name: &CStr, stat: Result<StatFields, StatError>) {
+        self.entries.push(Entry {
+            name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
+            stat,
+            listed: Some(Listed {
+                kind: kind_of_type(named.dtype),
+                ino: named.ino,
+            }),
+            contents: Contents::None,
+        });
+        self.listed_at.push(at);
     }
 
     /// Adds what a later run of the same listing's names made.
@@ -61,7 +64,8 @@ impl Statted {
 
 /// Whether the walk only sums a file, given its index in the listing.
 pub(super) type LeftOut<'a> = dyn Fn(usize, &SumFacts) -> bool + Sync + 'a;
-/// The stat already taken of the name at an index of the listing, if any.
+/// The stat already taken of the name at an index of the listing, if any; asked
+/// only of names listed as folders, the only ones opened early (see [`super::early`]).
 pub(super) type Given<'a> = dyn Fn(usize) -> Option<StatFields> + Sync + 'a;
 
 /// Stats every listed name relative to the folder, spread over the pool in chunks
@@ -77,35 +81,28 @@ pub(super) fn stat_all(
     census: &Counters,
     (left_out, given): (&LeftOut<'_>, &Given<'_>),
 ) -> Statted {
-    let make = |at: usize, named: &Named, tally: &StatTally| {
-        let name = listing.name(named);
-        let made = match given(at) {
-            Some(stat) => Made::Kept(Ok(stat)),
-            None => stat_or_sum(fd, name, follow, tally, |facts| left_out(at, facts)),
-        };
-        match made {
-            Made::Summed(facts) => Err(facts),
-            Made::Kept(stat) => Ok(Entry {
-                name: OsStr::from_bytes(name.to_bytes()).to_os_string(),
-                stat,
-                listed: Some(Listed {
-                    kind: kind_of_type(named.dtype),
-                    ino: named.ino,
-                }),
-                contents: Contents::None,
-            }),
-        }
-    };
     // Each run of names (the whole listing, or one chunk of a huge one) counts its
     // stats on its own thread and adds them to the census once (see [`StatTally`]).
-    let stat_run =
-        |first: usize, run: &[Named], keep: &mut dyn FnMut(usize, Result<Entry, SumFacts>)| {
-            let tally = StatTally::default();
-            for (at, named) in (first..).zip(run) {
-                keep(at, make(at, named, &tally));
+    // The run fills its `Statted` in place: each made entry passed along on its way
+    // there was copied whole at every step.
+    let stat_run = |first: usize, run: &[Named], statted: &mut Statted| {
+        let tally = StatTally::default();
+        for (at, named) in (first..).zip(run) {
+            let name = listing.name(named);
+            let given = (named.dtype == FileType::Directory)
+                .then(|| given(at))
+                .flatten();
+            if let Some(stat) = given {
+                statted.keep(at, named, name, Ok(stat));
+                continue;
             }
-            census.add_tally(&tally);
-        };
+            match stat_or_sum(fd, name, follow, &tally, |facts| left_out(at, facts)) {
+                Made::Summed(facts) => statted.summed.add(&facts),
+                Made::Kept(stat) => statted.keep(at, named, name, stat),
+            }
+        }
+        census.add_tally(&tally);
+    };
     let names = &listing.names;
     let mut statted = Statted::for_names(names);
     if names.len() >= CHUNKED_FOLDER {
@@ -116,7 +113,7 @@ pub(super) fn stat_all(
             (names.par_chunks(STAT_CHUNK).with_max_len(1).enumerate())
                 .map(|(chunk, run)| {
                     let mut made = Statted::for_names(run);
-                    stat_run(chunk * STAT_CHUNK, run, &mut |at, m| made.add(at, m));
+                    stat_run(chunk * STAT_CHUNK, run, &mut made);
                     made
                 })
                 .collect()
@@ -125,7 +122,7 @@ pub(super) fn stat_all(
             statted.append(chunk);
         }
     } else {
-        stat_run(0, names, &mut |at, made| statted.add(at, made));
+        stat_run(0, names, &mut statted);
     }
     statted
 }

@@ -269,28 +269,31 @@ fn a_huge_folders_chunks_are_all_summed() {
 
 /// A huge folder's names are statted in chunks over the pool, and each entry still
 /// carries its index in the listing: that index decides which name takes the stat
-/// already given for a subfolder opened early.
+/// already given for a subfolder opened early. The stat given here is another
+/// folder's, so only its inode tells it from the subfolder's own.
 #[test]
 fn a_huge_folders_chunks_keep_each_names_index() {
-    let (dir, names) = huge_folder();
+    let (dir, files) = huge_folder();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
     let fd = open_folder_at(CWD, dir.path(), false).unwrap();
     let mut listing = first_batch(&fd);
     listing.finish(&fd);
+    let given_at = listing
+        .named_folders()
+        .next()
+        .expect("sub is listed as a folder");
     let census = Counters::default();
-    let folder = stat_entry(CWD, dir.path().as_os_str(), false, &census).unwrap();
-    let given_at = names - 1;
-    let given = |at| (at == given_at).then(|| folder.clone());
+    let other = stat_entry(CWD, dir.path().as_os_str(), false, &census).unwrap();
+    let given = |at| (at == given_at).then(|| other.clone());
     let left_out = |_, _: &SumFacts| false;
     let statted = stat_all(&fd, &listing, false, &census, (&left_out, &given));
-    assert_eq!(statted.listed_at, (0..names).collect::<Vec<_>>());
-    let kinds: Vec<FileKind> = statted
-        .entries
-        .iter()
-        .map(|e| e.stat.as_ref().unwrap().kind)
+    assert_eq!(statted.listed_at, (0..=files).collect::<Vec<_>>());
+    let inode = |e: &Entry| e.stat.as_ref().unwrap().ino.map(|f| f.value);
+    let given_to: Vec<usize> = (0..=files)
+        .filter(|&i| inode(&statted.entries[i]) == other.ino.map(|f| f.value))
         .collect();
-    let mut expected = vec![FileKind::File; names];
-    expected[given_at] = FileKind::Dir;
-    assert_eq!(kinds, expected);
+    assert_eq!(given_to, [given_at]);
+    assert_eq!(statted.entries[given_at].name, "sub");
 }
 
 /// A walk that sums files keeps folders, files with other links and files it
