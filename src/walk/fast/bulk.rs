@@ -177,10 +177,9 @@ impl<P: Platform> Walker<P> {
             crate::walk::map_subtrees_on_pool(opened, |o| self.contents(o, root_dev))
         } else {
             let shared: &[Entry] = &entries;
-            // One task per subfolder, as in [`crate::walk::map_subtrees_on_pool`].
-            (subfolders.par_iter().with_max_len(1))
-                .map(|&i| self.contents(open(&shared[i], &folder), root_dev))
-                .collect()
+            crate::walk::map_subtrees_on_pool(subfolders.clone(), |i| {
+                self.contents(open(&shared[i], &folder), root_dev)
+            })
         };
         for (i, contents) in subfolders.into_iter().zip(listed) {
             entries[i].contents = contents;

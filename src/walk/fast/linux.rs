@@ -28,7 +28,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
-use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags, CWD};
 use rustix::path::Arg;
 
@@ -202,14 +201,9 @@ impl Walker {
             indexes.into_iter().zip(listed).collect()
         } else {
             let shared: &[Entry] = entries;
-            // One task per subfolder, as in [`crate::walk::map_subtrees_on_pool`].
-            in_pool(|| {
-                (subfolders.into_par_iter().with_max_len(1))
-                    .map(|(i, early)| {
-                        let opened = open(&shared[i], early);
-                        (i, self.contents(opened, root_dev, run_below))
-                    })
-                    .collect()
+            crate::walk::map_subtrees_on_pool(subfolders, |(i, early)| {
+                let opened = open(&shared[i], early);
+                (i, self.contents(opened, root_dev, run_below))
             })
         };
         for (i, contents) in listed {
