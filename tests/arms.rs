@@ -146,10 +146,7 @@ fn a_repro_line_run_in_a_shell_gives_what_the_arm_gave() {
         .filter_map(|l| l.strip_prefix('-').filter(|_| !l.starts_with("---")))
         .map(|l| format!("{l}\n"))
         .collect();
-    let again = std::process::Command::new("sh")
-        .args(["-c", repro])
-        .output()
-        .unwrap();
+    let again = crate::util::run_repro(repro);
     let home_free = |text: &str| -> String {
         // Only the temporary folder's name may differ.
         text.lines()
@@ -199,12 +196,9 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
     for arm in ["reference", "candidate"] {
         let repro = report["cases"][0][arm]["repro"].as_str().unwrap();
         assert!(!repro.contains(built), "{repro}");
-        let again = std::process::Command::new("sh")
-            .args(["-c", &format!("umask 077; {repro}")])
-            .output()
-            .unwrap();
-        let shown = || format!("{repro}\n{again:?}");
-        assert!(again.status.success(), "{}", shown());
+        let again = crate::util::run_repro(&format!("umask 077; {repro}"));
+        let shown = || format!("{repro}\n{again}");
+        assert_exit(&again, 0);
         assert_eq!(size(&again.stdout), size(&expected.stdout), "{}", shown());
         let printed = String::from_utf8_lossy(&again.stdout);
         let path = printed
@@ -213,12 +207,6 @@ fn repro_lines_make_again_the_tree_and_the_program_copy_the_run_removed() {
             .map(|(_, p)| p.to_string());
         let path = path.unwrap_or_else(|| panic!("{}", shown()));
         assert!(path.ends_with("/tree"), "{}", shown());
-        // The repro line leaves its folders behind, as a repro by hand would.
-        let base = std::path::Path::new(&path).parent().unwrap();
-        let _ = std::process::Command::new("rm")
-            .arg("-rf")
-            .arg(base)
-            .status();
     }
 }
 
@@ -333,7 +321,7 @@ fn two_copies_of_one_program_at_different_paths_are_identical() {
     }
     // The repro line runs the program under the same name.
     let repro = report["cases"][0]["candidate"]["repro"].as_str().unwrap();
-    let again = crate::util::Cmd::new("sh").args(["-c", repro]).output();
+    let again = crate::util::run_repro(repro);
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(
         stderr.starts_with("walker: cannot access 'a'\n"),
@@ -348,7 +336,7 @@ fn two_copies_of_one_program_at_different_paths_are_identical() {
     assert_exit(&out, 0);
     let report = json_report(&out);
     let repro = report["cases"][0]["reference"]["repro"].as_str().unwrap();
-    let again = crate::util::Cmd::new("sh").args(["-c", repro]).output();
+    let again = crate::util::run_repro(repro);
     assert!(
         again.stderr.starts_with(b"du: cannot access 'a'\n"),
         "{repro}\n{again}"
@@ -389,7 +377,7 @@ fn private_programs_behind_public_symlinks_run_as_copies_whatever_the_umask() {
     for arm in ["reference", "candidate"] {
         assert!(report[arm]["copy"].is_string(), "{arm}\n{out}");
         let repro = report["cases"][0][arm]["repro"].as_str().unwrap();
-        let again = crate::util::Cmd::new("sh").args(["-c", repro]).output();
+        let again = crate::util::run_repro(repro);
         assert_exit(&again, 0);
         assert_eq!(again.stdout, b"x\n", "{repro}\n{again}");
     }

@@ -331,6 +331,18 @@ pub fn built_tree(name: &str) -> eqcheck::fixtures::BuiltTree {
     eqcheck::fixtures::build_temp(&spec).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Runs a report's repro line in `sh`, as a user pasting it would, with `TMPDIR` a
+/// folder of the test's own that goes with the run: the line makes its tree, its
+/// program copy and the arm's HOME with `mktemp -d` and leaves them to be looked
+/// at, which would leave them in /tmp after every test run.
+pub fn run_repro(line: &str) -> Output {
+    let scratch = temp_dir();
+    Cmd::new("sh")
+        .args(["-c", line])
+        .env("TMPDIR", scratch.path())
+        .output()
+}
+
 /// A fresh temp folder with mode 0755 (tempfile makes 0700), so that a walker run as
 /// another user can enter it when every folder above it lets others through.
 pub fn temp_dir() -> tempfile::TempDir {
