@@ -168,20 +168,19 @@ impl<P: Platform> Walker<P> {
             Ok(fields) => self.open(Some(folder), &entry.name, fields, root_dev),
             Err(_) => Opened::Settled(Contents::None),
         };
-        let listed: Vec<Contents> = if subfolders.len() <= OPEN_AHEAD {
-            let opened: Vec<Opened<P::Folder>> = subfolders
-                .iter()
-                .map(|&i| open(&entries[i], &folder))
+        let listed: Vec<(usize, Contents)> = if subfolders.len() <= OPEN_AHEAD {
+            let opened: Vec<(usize, Opened<P::Folder>)> = (subfolders.into_iter())
+                .map(|i| (i, open(&entries[i], &folder)))
                 .collect();
             drop(folder);
-            crate::walk::map_subtrees_on_pool(opened, |o| self.contents(o, root_dev))
+            crate::walk::map_subtrees_on_pool(opened, |(i, o)| (i, self.contents(o, root_dev)))
         } else {
             let shared: &[Entry] = &entries;
-            crate::walk::map_subtrees_on_pool(subfolders.clone(), |i| {
-                self.contents(open(&shared[i], &folder), root_dev)
+            crate::walk::map_subtrees_on_pool(subfolders, |i| {
+                (i, self.contents(open(&shared[i], &folder), root_dev))
             })
         };
-        for (i, contents) in subfolders.into_iter().zip(listed) {
+        for (i, contents) in listed {
             entries[i].contents = contents;
         }
         Contents::Listed {
