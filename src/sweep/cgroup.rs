@@ -5,13 +5,15 @@
 //! forks as fast as it is killed cannot outrun it, and a process is in the group
 //! from before its program starts, whatever session, group or parent it moves to.
 //!
-//! The group is `eqcheck-keeper-PID`, inside the collector's own cgroup in the
-//! cgroup v2 hierarchy; eqcheck enables no controller in it, so it changes nothing
-//! of the machine's own layout. It is removed when the collector ends; one left by a
+//! The group is `eqcheck-keeper-PID` (`eqcheck-keeper-PID-N` for the Nth that
+//! replaced a killed one), inside the collector's own cgroup in the cgroup v2
+//! hierarchy; eqcheck enables no controller in it, so it changes nothing of the
+//! machine's own layout. It is removed when the collector ends; one left by a
 //! collector that was killed is removed, once empty, by the next that starts.
 
+use std::cell::Cell;
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -28,6 +30,12 @@ pub struct Container {
     /// and exec, after it has dropped to the arm user, and the kernel checks the
     /// opener's rights, not the writer's.
     procs: File,
+    /// The group's folder, open: a run cloned into the group names it so.
+    handle: File,
+    /// How many groups this process made before this one.
+    generation: u32,
+    /// Whether the group was ended through `cgroup.kill`.
+    killed: Cell<bool>,
 }
 
 impl Container {
@@ -36,10 +44,27 @@ impl Container {
     pub fn make() -> Option<Container> {
         let parent = crate::cgroups::own_folder(Hierarchy::Unified)?;
         remove_abandoned(&parent);
-        let dir = parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
+        Container::make_in(&parent, 0)
+    }
+
+    /// The group numbered `generation` in `parent`: the first is named after
+    /// this process alone, each that replaces a killed one carries its number.
+    fn make_in(parent: &Path, generation: u32) -> Option<Container> {
+        let name = match generation {
+            0 => format!("{NAME_PREFIX}{}", std::process::id()),
+            n => format!("{NAME_PREFIX}{}-{n}", std::process::id()),
+        };
+        let dir = parent.join(name);
         std::fs::create_dir(&dir).ok()?;
-        match File::options().write(true).open(dir.join("cgroup.procs")) {
-            Ok(procs) => Some(Container { dir, procs }),
+        let procs = File::options().write(true).open(dir.join("cgroup.procs"));
+        match procs.and_then(|procs| Ok((procs, File::open(&dir)?))) {
+            Ok((procs, handle)) => Some(Container {
+                dir,
+                procs,
+                handle,
+                generation,
+                killed: Cell::new(false),
+            }),
             Err(_) => {
                 let _ = std::fs::remove_dir(&dir);
                 None
@@ -47,9 +72,31 @@ impl Container {
         }
     }
 
+    /// A group once ended through `cgroup.kill` is replaced by a new one: some
+    /// kernels (6.18 among them) kill each process later cloned into it at its
+    /// start. Where no new one can be made, the old stays, and no run is cloned
+    /// into it.
+    pub fn renew_if_killed(&mut self) {
+        if !self.killed.get() {
+            return;
+        }
+        let parent = self.dir.parent().map(Path::to_path_buf);
+        let next = parent.and_then(|p| Container::make_in(&p, self.generation + 1));
+        if let Some(next) = next {
+            // The old group, empty now, is removed as it drops.
+            *self = next;
+        }
+    }
+
     /// The folder of the group in the cgroup file system.
     pub fn folder(&self) -> &Path {
         &self.dir
+    }
+
+    /// The group's folder, open, for `clone3(CLONE_INTO_CGROUP)`; none for a
+    /// group that was killed (see `renew_if_killed`).
+    pub fn handle(&self) -> Option<BorrowedFd<'_>> {
+        (!self.killed.get()).then(|| self.handle.as_fd())
     }
 
     /// The command's process joins the group before its program starts, so
@@ -96,8 +143,9 @@ impl Container {
                 return;
             }
             // Kernels before 5.14 have no `cgroup.kill`: each member, then.
-            if std::fs::write(self.dir.join("cgroup.kill"), "1").is_err() {
-                members.into_iter().for_each(kill);
+            match std::fs::write(self.dir.join("cgroup.kill"), "1") {
+                Ok(()) => self.killed.set(true),
+                Err(_) => members.into_iter().for_each(kill),
             }
             std::thread::sleep(ROUND);
         }
@@ -132,7 +180,9 @@ fn remove_abandoned(parent: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let pid = name.to_str().and_then(|n| n.strip_prefix(NAME_PREFIX));
+        let owner = name.to_str().and_then(|n| n.strip_prefix(NAME_PREFIX));
+        // PID, or PID-GENERATION for a group that replaced a killed one.
+        let pid = owner.and_then(|o| o.split('-').next());
         let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };

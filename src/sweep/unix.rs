@@ -48,6 +48,13 @@ impl Collector {
         }
     }
 
+    /// The runs' control group, open, where there is one: a run cloned into it
+    /// is in it from its start, and needs neither `prepare` nor `started`.
+    #[cfg(target_os = "linux")]
+    pub fn group(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.container.as_ref().and_then(|c| c.handle())
+    }
+
     /// Says a run has started as process `_leader`.
     pub fn started(&self, _leader: u32) {
         #[cfg(target_os = "linux")]
@@ -61,10 +68,11 @@ impl Collector {
     /// any; then its group and every process the system lets this process find
     /// (its children, the orphans it collected, the run's session), killed and
     /// reaped round after round until none is left.
-    pub fn end_run(&self, leader: u32) {
+    pub fn end_run(&mut self, leader: u32) {
         #[cfg(target_os = "linux")]
-        if let Some(container) = &self.container {
+        if let Some(container) = &mut self.container {
             container.end_all();
+            container.renew_if_killed();
         }
         end_run(leader);
     }

@@ -26,6 +26,8 @@
 
 #[cfg(unix)]
 mod client;
+#[cfg(target_os = "linux")]
+mod clone;
 #[cfg(unix)]
 mod serve;
 #[cfg(unix)]
@@ -51,6 +53,11 @@ pub use serve::{serve, KEEPER_ARGUMENT};
 use unix as platform;
 #[cfg(windows)]
 use windows as platform;
+
+#[cfg(unix)]
+const NULL_DEVICE: &str = "/dev/null";
+#[cfg(windows)]
+const NULL_DEVICE: &str = "NUL";
 
 /// What one run cost.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,37 +102,61 @@ pub struct Request {
     pub max_output: Option<u64>,
 }
 
+/// A run's three streams, opened: nothing to read, and its two output files.
+pub struct Streams {
+    pub stdin: File,
+    pub stdout: File,
+    pub stderr: File,
+}
+
 impl Request {
+    /// Opens the run's streams: a failure here is eqcheck's, not the program's.
+    pub fn open_streams(&self) -> io::Result<Streams> {
+        Ok(Streams {
+            stdin: File::open(NULL_DEVICE)?,
+            stdout: File::create(&self.stdout)?,
+            stderr: File::create(&self.stderr)?,
+        })
+    }
+
     /// The process, ready to start.
     pub fn command(&self) -> io::Result<Command> {
+        self.command_with(self.open_streams()?)
+    }
+
+    /// The process with streams already opened, ready to start.
+    pub fn command_with(&self, streams: Streams) -> io::Result<Command> {
         let Some((program, args)) = self.argv.split_first() else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty command"));
         };
         let mut command = Command::new(program);
         command
             .args(args)
-            .stdin(Stdio::null())
-            .stdout(File::create(&self.stdout)?)
-            .stderr(File::create(&self.stderr)?)
+            .stdin(Stdio::from(streams.stdin))
+            .stdout(Stdio::from(streams.stdout))
+            .stderr(Stdio::from(streams.stderr))
             .env_clear()
             .envs(self.env.iter().cloned())
             // The arm starts in its own HOME: a folder it may enter whoever it
             // runs as, which eqcheck's own working folder may not be.
             .current_dir(&self.working_dir);
-        let user = match self.user {
+        exec::prepare_arm_process(&mut command, &self.argv0, &self.arm_user());
+        #[cfg(unix)]
+        if let Some(cap) = self.max_output {
+            unix::limit_file_size(&mut command, cap);
+        }
+        Ok(command)
+    }
+
+    fn arm_user(&self) -> ArmUser {
+        match self.user {
             Some((uid, gid)) => ArmUser::Unprivileged {
                 uid,
                 gid,
                 name: String::new(),
             },
             None => ArmUser::Root,
-        };
-        exec::prepare_arm_process(&mut command, &self.argv0, &user);
-        #[cfg(unix)]
-        if let Some(cap) = self.max_output {
-            unix::limit_file_size(&mut command, cap);
         }
-        Ok(command)
     }
 
     pub fn timeout(&self) -> Duration {

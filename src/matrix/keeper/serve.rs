@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{unix, Cap, Cost, Request, CAP_POLL};
+#[cfg(target_os = "linux")]
+use super::clone;
+use super::{unix, Cap, Cost, Request, Streams, CAP_POLL};
 use crate::outcome::ArmStatus;
 
 /// The first argument that makes eqcheck's binary a keeper; not a subcommand
@@ -72,6 +74,8 @@ pub fn serve() -> u8 {
         received,
         closed: false,
         collector,
+        #[cfg(target_os = "linux")]
+        spawn: clone::Spawn::wanted(),
     };
     while let Ok(Event::Request(line)) = keeper.received.recv() {
         let reply = match serde_json::from_str::<Request>(&line) {
@@ -100,24 +104,24 @@ struct Keeper {
     /// stdin closed during a run.
     closed: bool,
     collector: crate::sweep::Collector,
+    /// How runs start: cloned into the control group, until the kernel says it
+    /// cannot, or forked when asked.
+    #[cfg(target_os = "linux")]
+    spawn: clone::Spawn,
 }
 
 impl Keeper {
     /// Starts one run, says its pid, waits for it, ends what it left, and says
     /// what it cost.
     fn run(&mut self, request: &Request, out: &mut impl Write) -> Reply {
-        let mut command = match request.command() {
-            Ok(command) => command,
+        let streams = match request.open_streams() {
+            Ok(streams) => streams,
             Err(err) => return not_started(&err, "cannot open the run's output files"),
         };
-        self.collector.prepare(&mut command);
-        let started = Instant::now();
-        let child = match command.spawn() {
-            Ok(child) => child,
-            Err(err) => return not_started(&err, &request.program()),
+        let (pid, started) = match self.start(request, streams) {
+            Ok(started) => started,
+            Err(reply) => return reply,
         };
-        let pid = child.id();
-        self.collector.started(pid);
         let _ = send(out, &Reply::Started { pid });
         let reaping = self.events.clone();
         std::thread::spawn(move || {
@@ -125,8 +129,6 @@ impl Keeper {
             let _ = reaping.send(Event::Reaped(Box::new(reaped), started.elapsed()));
         });
         let (reaped, wall, timed_out) = self.wait(pid, started, request);
-        // Reaped by wait4: the Child must not be waited for again.
-        drop(child);
         // Whatever the run left (in its group, or escaped from it) would go on
         // using the machine, and the tree, and the HOME of the runs after it.
         self.collector.end_run(pid);
@@ -135,6 +137,66 @@ impl Keeper {
             Err(err) => Cost::failed(format!("waiting for process {pid}: {err}")),
         };
         Reply::Done(Measured::from(cost))
+    }
+
+    /// Starts the run in the runs' control group, and says its pid and when it
+    /// started: cloned straight into the group where the kernel can, else forked
+    /// by std and moved in before its program starts.
+    fn start(&mut self, request: &Request, streams: Streams) -> Result<(u32, Instant), Reply> {
+        #[cfg(target_os = "linux")]
+        if let Some(cloned) = self.clone_into_group(request, &streams) {
+            return cloned;
+        }
+        let mut command = request
+            .command_with(streams)
+            .map_err(|err| not_started(&err, &request.program()))?;
+        self.collector.prepare(&mut command);
+        let started = Instant::now();
+        // The Child is dropped at once: it holds no pipes, and wait4 reaps it.
+        let child = command
+            .spawn()
+            .map_err(|err| not_started(&err, &request.program()))?;
+        self.collector.started(child.id());
+        Ok((child.id(), started))
+    }
+
+    /// The run cloned into the group, or none when it is to be forked: asked
+    /// to, no group to clone into, or a kernel that cannot.
+    #[cfg(target_os = "linux")]
+    fn clone_into_group(
+        &mut self,
+        request: &Request,
+        streams: &Streams,
+    ) -> Option<Result<(u32, Instant), Reply>> {
+        let not_cloned = |why: &str| {
+            let err = io::Error::new(io::ErrorKind::Unsupported, why.to_string());
+            Some(Err(not_started(
+                &err,
+                &format!("{}=clone", clone::SPAWN_VAR),
+            )))
+        };
+        if self.spawn == clone::Spawn::Fork {
+            return None;
+        }
+        let Some(group) = self.collector.group() else {
+            return match self.spawn {
+                clone::Spawn::CloneOnly => not_cloned("no control group to clone the run into"),
+                _ => None,
+            };
+        };
+        let started = Instant::now();
+        match clone::start(request, streams, group) {
+            clone::Cloned::Started(pid) => Some(Ok((pid, started))),
+            clone::Cloned::Failed(err) => Some(Err(not_started(&err, &request.program()))),
+            clone::Cloned::Unsupported if self.spawn == clone::Spawn::CloneOnly => {
+                not_cloned("this kernel cannot clone a process into a control group")
+            }
+            // Asked once: the answer holds for the keeper's life.
+            clone::Cloned::Unsupported => {
+                self.spawn = clone::Spawn::Fork;
+                None
+            }
+        }
     }
 
     /// Waits for the run's first process to be reaped, killing its group when the
