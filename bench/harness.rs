@@ -413,6 +413,7 @@ fn print_medians(shell: &[Sample], harness: &[Sample]) {
         median(wall(harness)) / median(wall(shell)),
         met(ratio <= WALL_TARGET)
     );
+    print_core_limit(shell, harness);
     println!(
         "eqcheck's own CPU: {:.1}% of the arms' (median; {:.1}% to {:.1}%; own {:.2} s, arms {:.2} s): {} (<= {:.0}%)",
         100.0 * share,
@@ -422,5 +423,23 @@ fn print_medians(shell: &[Sample], harness: &[Sample]) {
         median(harness.iter().map(|s| s.arms).collect()),
         met(share <= CPU_TARGET),
         100.0 * CPU_TARGET
+    );
+}
+
+/// No schedule runs faster than its CPU spread over every core: the wall ratio
+/// that limit allows, per round, for the CPU eqcheck and its arms spent, so a
+/// missed target reads as the harness's idle cores or as CPU there was no
+/// room for.
+fn print_core_limit(shell: &[Sample], harness: &[Sample]) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let limits: Vec<f64> = (shell.iter().zip(harness))
+        .map(|(a, b)| b.cpu / cores / a.wall.as_secs_f64())
+        .collect();
+    let busy = |s: &[Sample]| median(s.iter().map(|x| x.cpu / x.wall.as_secs_f64()).collect());
+    println!(
+        "limit for eqcheck's CPU on {cores} cores: {:.2} of the shell loop's wall (median of rounds); cores busy: shell loop {:.2}, eqcheck {:.2}",
+        median(limits),
+        busy(shell),
+        busy(harness)
     );
 }

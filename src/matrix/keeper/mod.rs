@@ -16,7 +16,9 @@
 //! `execve`, so it holds none of eqcheck's memory, whenever it is started), and
 //! what a run inherits is its small private memory (`du -s` reads the same peak
 //! here as under `/usr/bin/time`). The matrix keeps one keeper per run going at
-//! once (`-j`), made on demand and reused; the bench uses one.
+//! once (`-j`), made on demand and reused; the bench uses one. On Linux, where the
+//! keeper has a control group for its runs, it clones each run straight into it
+//! (`clone`), since std's fork and a move before exec waits a grace period a run.
 //!
 //! On Windows each run is started in this process inside a job object that kills
 //! every process it holds when the run ends (or eqcheck does: the job is closed
