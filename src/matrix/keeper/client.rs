@@ -48,9 +48,11 @@ impl Client {
         let Some(requests) = self.requests.as_mut() else {
             return Err(io::Error::other("it was closed"));
         };
-        serde_json::to_writer(&mut *requests, request)?;
-        requests.write_all(b"\n")?;
-        requests.flush()?;
+        // One write for the whole line: the pipe is unbuffered, and every write
+        // would wake the keeper's reader.
+        let mut line = serde_json::to_vec(request)?;
+        line.push(b'\n');
+        requests.write_all(&line)?;
         let mut started = None;
         loop {
             match self.reply()? {
