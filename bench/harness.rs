@@ -429,17 +429,31 @@ fn print_medians(shell: &[Sample], harness: &[Sample]) {
 /// No schedule runs faster than its CPU spread over every core: the wall ratio
 /// that limit allows, per round, for the CPU eqcheck and its arms spent, so a
 /// missed target reads as the harness's idle cores or as CPU there was no
-/// room for.
+/// room for. The same limit for the arms' CPU alone is what a harness that cost
+/// nothing and never left a core idle would reach: the room the target leaves
+/// for everything eqcheck does is the distance from it.
 fn print_core_limit(shell: &[Sample], harness: &[Sample]) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let limits: Vec<f64> = (shell.iter().zip(harness))
-        .map(|(a, b)| b.cpu / cores / a.wall.as_secs_f64())
-        .collect();
+    let limit = |spent: fn(&Sample) -> f64| {
+        let per_round = (shell.iter().zip(harness))
+            .map(|(a, b)| spent(b) / cores / a.wall.as_secs_f64())
+            .collect();
+        median(per_round)
+    };
     let busy = |s: &[Sample]| median(s.iter().map(|x| x.cpu / x.wall.as_secs_f64()).collect());
     println!(
         "limit for eqcheck's CPU on {cores} cores: {:.2} of the shell loop's wall (median of rounds); cores busy: shell loop {:.2}, eqcheck {:.2}",
-        median(limits),
+        limit(|b| b.cpu),
         busy(shell),
         busy(harness)
+    );
+    println!(
+        "limit for the arms' CPU alone: {:.2} (a harness costing nothing, no core ever idle); room the target leaves over it: {:+.0}% of the loop's wall{}",
+        limit(|b| b.arms),
+        100.0 * (WALL_TARGET - limit(|b| b.arms)),
+        match limit(|b| b.arms) > WALL_TARGET {
+            true => " (below zero: out of reach on this machine)",
+            false => "",
+        }
     );
 }
