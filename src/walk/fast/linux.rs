@@ -6,7 +6,8 @@
 //!
 //! The few subfolders a listing's `d_type`s name are opened before the stats and
 //! statted through their descriptors (see [`early`]). A chain of folders (one
-//! subfolder a level) is walked in a loop (see [`chain`]).
+//! subfolder a level) is walked in a loop by two workers taking turns at its levels
+//! (see [`chain`]).
 //!
 //! Descriptors: a folder with few subfolders opens them and closes itself before
 //! they are listed, unless it waits for subfolders only its stats name; at most
@@ -20,6 +21,7 @@ mod early;
 mod listing;
 mod stat;
 mod stat_all;
+mod turns;
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};

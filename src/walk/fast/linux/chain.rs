@@ -1,21 +1,22 @@
 //! Walking a chain of folders (a folder below [`CHAIN_BELOW_RUN`] folders in a row
-//! with one subfolder each) in a loop on one worker: once the first `getdents64`
-//! batch of a small folder is in, the subfolders its `d_type`s name are opened, and
-//! a subfolder opened there takes its stat from its own descriptor; the folder's
-//! listing is then finished (the call that meets the end), every entry statted and
-//! the folder closed, and a single subfolder is the next level. The levels are
-//! settled from the bottom up once the bottom is reached. The stats still decide: a
-//! folder entered on its `d_type` whose stat says otherwise (it was replaced
-//! meanwhile) is dropped, what it listed counted as overruled in the census, and a
-//! folder whose `d_type` said nothing is entered once its stat is in. What a name
-//! that vanished or changed kind since the listing is reported as is said at
-//! [`super::stat::stat_entry`].
+//! with one subfolder each) in a loop, two workers taking turns at its levels: once
+//! the first `getdents64` batch of a small folder is in, the subfolders its
+//! `d_type`s name are opened, and a subfolder opened there takes its stat from its
+//! own descriptor; a single subfolder is handed over as the next level at once (see
+//! [`super::turns`]), and while the other worker lists it, this one finishes the
+//! folder's listing (the call that meets the end), stats every entry and closes the
+//! folder. The levels are settled from the bottom up once the bottom is reached. The
+//! stats still decide: a folder entered on its `d_type` whose stat says otherwise (it
+//! was replaced meanwhile) is dropped, what it listed counted as overruled in the
+//! census, and a folder whose `d_type` said nothing is entered once its stat is in.
+//! What a name that vanished or changed kind since the listing is reported as is
+//! said at [`super::stat::stat_entry`].
 //!
-//! One worker, not two: handing each level to another worker while the first
-//! finished it (as this walk once did) took the same wall on a 1,000-level chain
-//! and about 1.5 times the CPU. A level's calls that must wait for the one above (list,
-//! then open the next) are most of a level's work, so the other worker had little to
-//! overlap, and it spent the rest waiting for the next hand-over.
+//! Only a level's list-then-open must wait for the level above, so the turns take
+//! about two thirds of one worker's wall on a 1,000-level chain. The hand-over is a
+//! spin on one word: handing each level over as a job on the pool (as this walk once
+//! did) took the same wall as one worker, the wake-up of a sleeping worker eating
+//! the overlap, and about 1.5 times the CPU.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -25,6 +26,7 @@ use super::early::EnteredEarly;
 use super::listing::{first_batch, Listing};
 use super::stat::kind_of_type;
 use super::stat_all::{stat_all, Statted};
+use super::turns::{EndsTheChain, Turns};
 use super::{run_below, Opened, Walker, CHUNKED_FOLDER, OPEN_AHEAD};
 use crate::walk::census::ListingCall;
 use crate::walk::{Contents, Entry, SumFacts, Summed};
@@ -65,11 +67,12 @@ impl Walker {
         ChainSlot::take(&self.chained_now)
     }
 
-    /// Walks a chain from its top level down, a level at a time, until a level does
-    /// not open exactly one subfolder that can be chained in turn; that level's
-    /// subfolders are the chain's bottom, entered as usual. Then the levels are
-    /// settled from the bottom up, the stats deciding which listings stand. A loop,
-    /// not a recursion, so a chain of any depth costs no stack per level.
+    /// Walks a chain from its top level down, two workers taking turns at its
+    /// levels (see [`turns`](super::turns)), until a level does not open exactly one
+    /// subfolder that can be chained in turn; that level's subfolders are the
+    /// chain's bottom, entered as usual. Then the levels are settled from the bottom
+    /// up, the stats deciding which listings stand. Loops, not a recursion, so a
+    /// chain of any depth costs no stack per level.
     // Out of line: a chain walked level by level instead (`-L`, `-x`, or every slot
     // taken) recurses through `folder`, whose frame would otherwise carry this
     // function's locals at every level.
@@ -82,29 +85,35 @@ impl Walker {
         root_dev: Option<u64>,
         run: u32,
     ) -> Contents {
-        let mut finished = Vec::new();
-        let mut level = ChainLevel {
+        self.chain_in_turns(Turns::new(), fd, listing, slot, (root_dev, run))
+    }
+
+    /// [`Walker::chain`], its levels handed over in `turns`; `at` is the top's
+    /// root device and run.
+    pub(super) fn chain_in_turns(
+        &self,
+        turns: Turns,
+        fd: OwnedFd,
+        listing: Listing,
+        slot: ChainSlot<'_>,
+        (root_dev, run): (Option<u64>, u32),
+    ) -> Contents {
+        let top = ChainLevel {
             fd,
             listing,
             slot,
-            run,
+            depth: 0,
         };
-        let bottom = loop {
-            let (done, below) = self.chain_level(level, root_dev);
-            finished.push(done);
-            match below {
-                Below::Level(next) => level = next,
-                Below::Bottom(contents) => break contents,
-            }
-        };
+        let walk = |top| self.take_turns(&turns, top, root_dev, run);
+        let (mine, theirs) = rayon::join(|| walk(Some(top)), || walk(None));
+        let mut finished: Vec<(u32, FinishedFolder<'_>)> = mine.finished;
+        finished.extend(theirs.finished);
+        finished.sort_unstable_by_key(|(depth, _)| *depth);
+        let bottom = (mine.bottom.or(theirs.bottom)).expect("a chain has a bottom");
         let mut upwards = finished
             .into_iter()
-            .enumerate()
             .rev()
-            .map(|(depth, level)| {
-                let level_run = run.saturating_add(depth.try_into().unwrap_or(u32::MAX));
-                (level, level_run)
-            });
+            .map(|(depth, level)| (level, run.saturating_add(depth)));
         let (lowest, lowest_run) = upwards.next().expect("a chain has a top level");
         let mut settled = self.settle(lowest, bottom, root_dev, lowest_run);
         for (level, level_run) in upwards {
@@ -113,47 +122,109 @@ impl Walker {
         settled
     }
 
+    /// One worker's turns down a chain, starting with `top` when it has it: each
+    /// level it takes it walks (see [`Walker::chain_level`]) until the chain has
+    /// ended. What it finished, and the bottom's contents if it reached the bottom.
+    fn take_turns<'w>(
+        &'w self,
+        turns: &Turns,
+        top: Option<ChainLevel<'w>>,
+        root_dev: Option<u64>,
+        run: u32,
+    ) -> Turned<'w> {
+        let _ends = EndsTheChain(turns);
+        let mut turned = Turned {
+            finished: Vec::new(),
+            bottom: None,
+        };
+        let mut next = top;
+        loop {
+            let level = match next.take() {
+                Some(level) => level,
+                None => match turns.take() {
+                    Some((fd, depth)) => match self.below(turns, fd, depth, root_dev, run) {
+                        Ok(level) => level,
+                        Err(bottom) => {
+                            turned.bottom = Some(bottom);
+                            return turned;
+                        }
+                    },
+                    None => return turned,
+                },
+            };
+            let depth = level.depth;
+            let (finished, bottom) = self.chain_level(turns, level, root_dev);
+            turned.finished.push((depth, finished));
+            if let Some(opened) = bottom {
+                turned.bottom = Some(self.enter_all(opened, root_dev, 0));
+                return turned;
+            }
+        }
+    }
+
     /// One level of a chain, its first batch read: opens the subfolders it names,
-    /// finishes the folder, and says what is below it: the next level, when it
-    /// opened a single subfolder that can be chained, else the contents of what it
-    /// opened, the chain's bottom.
+    /// hands over the next level when it opened a single subfolder (else ends the
+    /// chain), and finishes the folder. The finished level, and what it opened when
+    /// it is the chain's bottom, to be entered as usual.
+    ///
+    /// Nothing here before the hand-over or the end runs on the pool: a worker
+    /// waiting for its turn inside a pool call made here would wait for a level
+    /// only this worker's frame below could hand over.
     fn chain_level<'w>(
         &'w self,
+        turns: &Turns,
         level: ChainLevel<'w>,
         root_dev: Option<u64>,
-    ) -> (FinishedFolder<'w>, Below<'w>) {
+    ) -> (FinishedFolder<'w>, Option<Vec<Opened>>) {
         let ChainLevel {
             fd,
             listing,
             slot,
-            run,
+            depth,
         } = level;
         let (opened, early) = self.open_named(&fd, &listing, listing.named_folders().collect());
-        // The folder is finished before its subfolder is listed: its descriptor and
+        let bottom = match <[Opened; 1]>::try_from(opened) {
+            Ok([Opened::Folder(child)]) => {
+                turns.hand_over(child, depth.saturating_add(1));
+                None
+            }
+            Ok(settled) => Some(settled.into()),
+            Err(opened) => Some(opened),
+        };
+        if bottom.is_some() {
+            turns.end();
+        }
+        // The folder is finished before its bottom is entered: its descriptor and
         // slot are given back first, and its listing is still in this CPU's caches.
         let finished = self.finish_folder(fd, listing, slot, early, root_dev);
-        let below = match <[Opened; 1]>::try_from(opened) {
-            Ok([Opened::Folder(child)]) => self.below(child, run.saturating_add(1), root_dev),
-            Ok(settled) => Below::Bottom(self.enter_all(settled.into(), root_dev, 0)),
-            Err(opened) => Below::Bottom(self.enter_all(opened, root_dev, 0)),
-        };
-        (finished, below)
+        (finished, bottom)
     }
 
-    /// What is below a level that opened the single subfolder `fd`: its first batch
-    /// read, the next level when it can be chained in turn; else its contents,
-    /// listed as usual, the chain's bottom.
-    fn below<'w>(&'w self, fd: OwnedFd, run: u32, root_dev: Option<u64>) -> Below<'w> {
+    /// The level at `depth` of a chain, its folder `fd` handed over: its first
+    /// batch read, the level when it can be chained in turn; else the chain ends and
+    /// its contents, listed as usual, are the chain's bottom.
+    fn below<'w>(
+        &'w self,
+        turns: &Turns,
+        fd: OwnedFd,
+        depth: u32,
+        root_dev: Option<u64>,
+        run: u32,
+    ) -> Result<ChainLevel<'w>, Vec<Contents>> {
+        let run = run.saturating_add(depth);
         self.census.served(ListingCall::Getdents64);
         let listing = first_batch(&fd);
         match self.may_chain(&listing, run) {
-            Some(slot) => Below::Level(ChainLevel {
+            Some(slot) => Ok(ChainLevel {
                 fd,
                 listing,
                 slot,
-                run,
+                depth,
             }),
-            None => Below::Bottom(vec![self.unchained(fd, listing, root_dev, run)]),
+            None => {
+                turns.end();
+                Err(vec![self.unchained(fd, listing, root_dev, run)])
+            }
         }
     }
 
@@ -240,19 +311,20 @@ impl Walker {
 }
 
 /// One level of a chain, about to be walked: its folder with the first batch read,
-/// its slot, and its run (see [`Walker::contents`]).
+/// its slot, and its depth in the chain (the top is 0).
 struct ChainLevel<'w> {
     fd: OwnedFd,
     listing: Listing,
     slot: ChainSlot<'w>,
-    run: u32,
+    depth: u32,
 }
 
-/// What is below a level of a chain: the next level, or the contents of the
-/// subfolders the chain's bottom level entered.
-enum Below<'w> {
-    Level(ChainLevel<'w>),
-    Bottom(Vec<Contents>),
+/// What one worker did in its turns down a chain: the levels it finished, with
+/// their depths, and the contents of the subfolders the bottom level entered, if
+/// this worker walked the bottom.
+struct Turned<'w> {
+    finished: Vec<(u32, FinishedFolder<'w>)>,
+    bottom: Option<Vec<Contents>>,
 }
 
 /// A chained folder once listed and statted: its entries, the error that cut the

@@ -388,3 +388,42 @@ fn chains_end_in_every_kind_of_bottom_as_the_reference_lists() {
     );
     assert_eq!(fast, flattened(&reference));
 }
+
+/// A chain whose levels the two workers strictly take in turns (each leaves the
+/// level it opened to the other) ends as the reference lists it, every level at its
+/// own depth, whichever worker walked it or its bottom.
+#[test]
+fn a_chain_walked_in_alternating_turns_lists_as_the_reference_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut level = dir.path().to_path_buf();
+    for depth in 0..CHAINED_FOLDERS + 9 {
+        level.push(format!("c{depth}"));
+        std::fs::create_dir(&level).unwrap();
+        std::fs::write(level.join("f"), vec![b'x'; depth + 1]).unwrap();
+    }
+    for i in 0..3 {
+        std::fs::create_dir_all(level.join(format!("s{i}/inner"))).unwrap();
+    }
+    let top = dir.path().join("c0");
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(&top, flags, Mode::empty()).unwrap();
+    let listing = first_batch(&fd);
+    let walker = walker();
+    let slot = ChainSlot::take(&walker.chained_now).expect("a free slot");
+    let at = (None, CHAIN_BELOW_RUN);
+    let turns = super::turns::Turns::alternating();
+    let fast = in_pool(|| walker.chain_in_turns(turns, fd, listing, slot, at));
+    assert_eq!(walker.chained_now.load(Ordering::Acquire), 0);
+    let operands = [top.into_os_string()];
+    let reference = crate::walk::list(
+        crate::walk::Engine::Reference,
+        &operands,
+        ListOptions::default(),
+    );
+    let reference = &reference[0].contents;
+    assert_eq!(flattened(entries(&fast)), flattened(entries(reference)));
+    assert_eq!(
+        flattened(entries(&fast)).len(),
+        2 * (CHAINED_FOLDERS + 8) + 1 + 3 * 2
+    );
+}
