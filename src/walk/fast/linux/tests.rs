@@ -412,7 +412,13 @@ fn a_chain_walked_in_alternating_turns_lists_as_the_reference_does() {
     let slot = ChainSlot::take(&walker.chained_now).expect("a free slot");
     let at = (None, CHAIN_BELOW_RUN);
     let turns = super::turns::Turns::alternating();
-    let fast = in_pool(|| walker.chain_in_turns(turns, fd, listing, slot, at));
+    // Two workers of its own whatever the walk pool has: alternating turns wait for
+    // a second worker, which a one-thread pool never has.
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let fast = two.install(|| walker.chain_in_turns(turns, fd, listing, slot, at));
     assert_eq!(walker.chained_now.load(Ordering::Acquire), 0);
     let operands = [top.into_os_string()];
     let reference = crate::walk::list(
