@@ -13,7 +13,7 @@
 //! said at [`super::stat::stat_entry`].
 //!
 //! Only a level's list-then-open must wait for the level above, so the turns take
-//! about two thirds of one worker's wall on a 1,000-level chain. The hand-over is a
+//! about 0.7 of one worker's wall on a 1,000-level chain. The hand-over is a
 //! spin on one word: handing each level over as a job on the pool (as this walk once
 //! did) took the same wall as one worker, the wake-up of a sleeping worker eating
 //! the overlap, and about 1.5 times the CPU.
