@@ -6,7 +6,9 @@
 //! reference's, each as the median of per-round ratios, and whether the design's
 //! targets are met. On `deep` it also times the floor's calls made by two threads
 //! taking turns down the chain (`chain_floor.rs`), what a walk of that chain could
-//! take if overlapping its levels cost nothing. A third tree, one empty folder, times what each program costs
+//! take if overlapping its levels cost nothing; on `nm`, the same calls made by a
+//! thread per core sharing a stack of folders (`pool_floor.rs`), the least a
+//! parallel walk of a wide tree spends on its own work. A third tree, one empty folder, times what each program costs
 //! to start, list almost nothing and exit, so a reader can tell a walk's own time
 //! from its start. A plain program run by `cargo bench --bench walk`; it
 //! prints and never asserts, because timings depend on the host.
@@ -20,6 +22,9 @@ mod chain_floor;
 #[cfg(target_os = "linux")]
 #[path = "floor.rs"]
 mod floor;
+#[cfg(target_os = "linux")]
+#[path = "pool_floor.rs"]
+mod pool_floor;
 #[path = "rounds.rs"]
 mod rounds;
 #[path = "usage.rs"]
@@ -44,6 +49,11 @@ const FLOOR_ARG: &str = "--floor";
 const CHAIN_FLOOR_ARG: &str = "--chain-floor";
 /// The two-core floor's label; it is timed on `deep` alone, the one chain.
 const CHAIN_FLOOR: &str = "floor 2c";
+/// The argument that makes it the parallel floor of a wide tree (see
+/// `pool_floor.rs`), with one thread per core.
+const POOL_FLOOR_ARG: &str = "--pool-floor";
+/// The parallel floor's label; it is timed on `nm` alone, the wide tree.
+const POOL_FLOOR: &str = "floor pool";
 
 /// The design's targets.
 const CPU_OVER_FLOOR: f64 = 1.3;
@@ -185,6 +195,8 @@ fn programs(name: &str, tree: &Path) -> Vec<Timed> {
         .flatten();
     let chain_floor = Timed::new(CHAIN_FLOOR, floor.clone(), args(&[CHAIN_FLOOR_ARG], &[]));
     let chain_floor = (name == "deep").then_some(chain_floor);
+    let pool_floor = Timed::new(POOL_FLOOR, floor.clone(), args(&[POOL_FLOOR_ARG], &[]));
+    let pool_floor = (name == "nm").then_some(pool_floor);
     let mut programs = vec![
         Timed::new("floor", floor, args(&[FLOOR_ARG], &[])),
         Timed::new(
@@ -210,6 +222,7 @@ fn programs(name: &str, tree: &Path) -> Vec<Timed> {
         ),
     ];
     programs.extend(chain_floor);
+    programs.extend(pool_floor);
     programs
 }
 
@@ -245,7 +258,8 @@ fn check_outputs(name: &str, timed: &[Timed]) {
 /// A floor walk must see every entry the independent count sees, or its figures
 /// are for another tree.
 fn check_floors(name: &str, timed: &[Timed], entries: u64) {
-    for floor in ["floor", CHAIN_FLOOR].map(|label| find_on_this_tree(timed, label)) {
+    let floors = ["floor", CHAIN_FLOOR, POOL_FLOOR];
+    for floor in floors.map(|label| find_on_this_tree(timed, label)) {
         let Some(floor) = floor else { continue };
         let Some(out) = floor.run_captured() else {
             continue;
@@ -425,6 +439,28 @@ fn print_peer_target(name: &str, timed: &[Timed], cores: usize) {
              of the fastest peer's wall (range {range}); the target leaves {room:.0}% over it"
         );
     }
+    print_pool_floor(name, timed, &fastest_each_round);
+}
+
+/// The parallel floor's wall and CPU against the fastest peer's wall and the fast
+/// engine's CPU: what the floor's calls cost when several threads make them, the
+/// nearest bound a parallel engine has.
+fn print_pool_floor(name: &str, timed: &[Timed], fastest_each_round: &[Duration]) {
+    let Some(pool) = find_on_this_tree(timed, POOL_FLOOR) else {
+        return;
+    };
+    let fast = find(timed, "fast");
+    let (Some(walls), Some(cpus)) = (
+        per_round(&pool.walls, fastest_each_round),
+        per_round(&fast.cpus, &pool.cpus),
+    ) else {
+        return;
+    };
+    let ((wall, wall_range), (cpu, cpu_range)) = (ratio_spread(walls), ratio_spread(cpus));
+    println!(
+        "{name}: {POOL_FLOOR}/fastest peer wall per round {wall:.3} (range {wall_range}); \
+         fast/{POOL_FLOOR} CPU per round {cpu:.2} (range {cpu_range})"
+    );
 }
 
 fn print_reference_target(name: &str, timed: &[Timed]) {
@@ -478,22 +514,37 @@ fn print_load(start: Option<f64>, cores: usize) {
     }
 }
 
+/// How a floor walk makes the floor's calls.
+#[derive(Clone, Copy)]
+enum Floor {
+    Serial,
+    /// Two threads taking turns down a chain.
+    Chain,
+    /// A thread per core sharing a stack of folders.
+    Pool,
+}
+
 /// The floor walk of one tree, when this program was started as one.
 fn floor_mode() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    let in_turns = match args.next()? {
-        arg if arg == FLOOR_ARG => false,
-        arg if arg == CHAIN_FLOOR_ARG => true,
+    let floor = match args.next()? {
+        arg if arg == FLOOR_ARG => Floor::Serial,
+        arg if arg == CHAIN_FLOOR_ARG => Floor::Chain,
+        arg if arg == POOL_FLOOR_ARG => Floor::Pool,
         _ => return None,
     };
-    Some(floor_walk(&PathBuf::from(args.next()?), in_turns))
+    Some(floor_walk(&PathBuf::from(args.next()?), floor))
 }
 
 #[cfg(target_os = "linux")]
-fn floor_walk(tree: &Path, in_turns: bool) -> ExitCode {
-    let walked = match in_turns {
-        true => chain_floor::walk(tree),
-        false => floor::walk(tree),
+fn floor_walk(tree: &Path, floor: Floor) -> ExitCode {
+    let walked = match floor {
+        Floor::Serial => floor::walk(tree),
+        Floor::Chain => chain_floor::walk(tree),
+        Floor::Pool => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            pool_floor::walk(tree, cores)
+        }
     };
     match walked {
         Ok((entries, blocks)) => {
@@ -509,7 +560,7 @@ fn floor_walk(tree: &Path, in_turns: bool) -> ExitCode {
 
 /// The floor is `statx`, which only Linux has.
 #[cfg(not(target_os = "linux"))]
-fn floor_walk(_tree: &Path, _in_turns: bool) -> ExitCode {
+fn floor_walk(_tree: &Path, _floor: Floor) -> ExitCode {
     ExitCode::FAILURE
 }
 
