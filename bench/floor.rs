@@ -42,22 +42,32 @@ pub fn folder(
     buffer: &mut [MaybeUninit<u8>],
     totals: &mut (u64, u64),
 ) -> io::Result<()> {
+    for name in list_and_stat(&fd, buffer, totals)? {
+        folder(open(&fd, &name)?, buffer, totals)?;
+    }
+    Ok(())
+}
+
+/// Lists one folder, statting each entry as the listing reads it; the names of
+/// its subfolders.
+pub fn list_and_stat(
+    fd: &OwnedFd,
+    buffer: &mut [MaybeUninit<u8>],
+    totals: &mut (u64, u64),
+) -> io::Result<Vec<CString>> {
     let mut subfolders = Vec::new();
-    let mut dir = RawDir::new(&fd, buffer);
+    let mut dir = RawDir::new(fd, buffer);
     while let Some(entry) = dir.next() {
         let entry = entry?;
         let name = entry.file_name();
         if name.to_bytes() == b"." || name.to_bytes() == b".." {
             continue;
         }
-        if stat(&fd, name, totals)? == FileType::Directory {
+        if stat(fd, name, totals)? == FileType::Directory {
             subfolders.push(CString::from(name));
         }
     }
-    for name in subfolders {
-        folder(open(&fd, &name)?, buffer, totals)?;
-    }
-    Ok(())
+    Ok(subfolders)
 }
 
 pub fn stat<Fd: AsFd, P: rustix::path::Arg>(

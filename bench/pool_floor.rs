@@ -8,16 +8,15 @@
 //! process of several threads more for each call (a descriptor's reference is
 //! counted), which the serial floor does not pay.
 
-use std::ffi::CString;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Condvar, Mutex};
 
-use rustix::fs::{FileType, RawDir, CWD};
+use rustix::fs::CWD;
 
-use crate::floor::{open, raise_descriptor_limit, stat, LISTING_BUFFER};
+use crate::floor::{list_and_stat, open, raise_descriptor_limit, stat, LISTING_BUFFER};
 
 /// Entries statted below and including `root`, and their allocated 512-byte blocks.
 pub fn walk(root: &Path, threads: usize) -> io::Result<(u64, u64)> {
@@ -135,27 +134,14 @@ impl Stack {
     }
 }
 
-/// Lists one folder, statting each entry as the listing reads it, then opens its
-/// subfolders into `found` and closes it.
+/// Lists and stats one folder, then opens its subfolders into `found` and closes it.
 fn one_folder(
     fd: OwnedFd,
     buffer: &mut [MaybeUninit<u8>],
     totals: &mut (u64, u64),
     found: &mut Vec<OwnedFd>,
 ) -> io::Result<()> {
-    let mut subfolders = Vec::new();
-    let mut dir = RawDir::new(&fd, buffer);
-    while let Some(entry) = dir.next() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_bytes() == b"." || name.to_bytes() == b".." {
-            continue;
-        }
-        if stat(&fd, name, totals)? == FileType::Directory {
-            subfolders.push(CString::from(name));
-        }
-    }
-    for name in subfolders {
+    for name in list_and_stat(&fd, buffer, totals)? {
         found.push(open(&fd, &name)?);
     }
     Ok(())
