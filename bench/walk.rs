@@ -367,7 +367,7 @@ fn print_cpu_target(name: &str, entries: u64, timed: &[Timed]) {
     };
     println!(
         "{name}: floor CPU {:.2} us/entry; fast CPU {:.2} us/entry; fast/floor per round \
-         {ratio:.2} (range {range}) {judged}",
+         {ratio:.3} (range {range}) {judged}",
         micros_per(floor_cpu, entries),
         micros_per(fast_cpu, entries),
     );
