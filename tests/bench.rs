@@ -199,7 +199,7 @@ fn a_faster_but_wrong_candidate_is_shown_as_wrong_and_never_averaged() {
         "{out}"
     );
     let table = String::from_utf8_lossy(&out.stderr);
-    assert!(table.contains("WRONG (4 of 8 runs)"), "{out}");
+    assert!(table.contains("WRONG (B in 4 of 4 runs)"), "{out}");
     assert!(
         table.contains("WRONG: B in warm-up round 1, round 2, round 3, round 4"),
         "{out}"
@@ -276,6 +276,8 @@ fn a_candidate_that_edits_the_tree_stops_the_bench_and_is_named() {
     let mut args = vec!["bench", "--ref", &reference, "--cand", &editor];
     let tree_arg = tree.to_string_lossy().into_owned();
     args.extend(["--flagsets", &sets, "--tree", &tree_arg, "--json", "-"]);
+    // No warm-up: the changing run is a timed one, which must not be counted.
+    args.extend(["--warmup", "0"]);
     args.extend(crate::util::as_root());
     let out = run(args);
     assert_exit(&out, 3);
@@ -286,6 +288,14 @@ fn a_candidate_that_edits_the_tree_stops_the_bench_and_is_named() {
     );
     assert!(stopped.contains("new-file"), "{out}");
     assert!(Path::new(&tree).join("new-file").exists());
+    // The run that changed the tree is not timed as though it had not.
+    let report = json_report(&out);
+    let row = row(&report);
+    let changer = (row["runs"].as_array().unwrap().iter())
+        .find(|r| r["side"] == "b")
+        .unwrap_or_else(|| panic!("no B run\n{out}"));
+    assert_eq!(changer["counted"], false, "{out}");
+    assert!(row["ratio"].is_null(), "{out}");
 }
 
 #[test]
@@ -296,6 +306,18 @@ fn bench_options_are_checked_where_they_are_given() {
     assert_exit(&out, 2);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--variants took `--tree`"),
+        "{out}"
+    );
+    let out = run(["bench", "--tree", "basic", "--variants", "default", ""]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("an empty variant"),
+        "{out}"
+    );
+    let out = run(["bench", "--tree", "basic", "--variants", "-T 1", "-T  1"]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`-T  1` adds the same arguments"),
         "{out}"
     );
     let out = run([
@@ -326,4 +348,87 @@ fn a_failing_prepare_command_stops_the_tree_and_says_so() {
         "{out}"
     );
     assert!(stopped.contains("cache busy"), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_killed_by_sigkill_is_a_failure_left_out_with_its_reason() {
+    let out = bench(
+        &double("print same"),
+        &double("signal KILL"),
+        &["--rounds", "2", "--warmup", "0"],
+    );
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let row = row(&report);
+    assert_eq!(row["b"]["left_out"], 2, "{out}");
+    assert!(row["ratio"].is_null(), "{out}");
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(table.contains("round 1: killed by signal 9"), "{out}");
+}
+
+#[test]
+fn a_baseline_that_fails_bounds_nothing_and_fails_the_bench() {
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &["--rounds", "2", "--baseline", &double("exit 1")],
+    );
+    assert_exit(&out, 3);
+    let report = json_report(&out);
+    let base = &report["trees"][0]["baseline"];
+    assert!(base["figures"]["wall_ms"].is_null(), "{out}");
+    assert!(
+        (base["runs"].as_array().unwrap().iter()).all(|r| r["counted"] == false),
+        "{out}"
+    );
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        table.contains("FAILED (warm-up round 1: exit 1; round 2: exit 1"),
+        "{out}"
+    );
+    assert!(table.contains("no run counted, no ratio"), "{out}");
+}
+
+#[test]
+fn a_prepare_command_that_changes_the_tree_is_blamed_for_it() {
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &["--rounds", "2", "--prepare", "touch {tree}/made-by-prepare"],
+    );
+    assert_exit(&out, 3);
+    let stopped = stopped(&out);
+    assert!(
+        stopped.starts_with("--prepare `touch {tree}/made-by-prepare` changed the tree"),
+        "{out}"
+    );
+    assert!(stopped.contains("made-by-prepare"), "{out}");
+}
+
+#[test]
+fn a_quoted_variant_of_several_words_is_the_arms_even_if_it_starts_with_a_bench_flag() {
+    let out = bench(
+        &double("print same"),
+        &double("print same"),
+        &["--rounds", "1", "--variants", "default", "--rounds 3"],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let rows = report["trees"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[1]["variant"], "--rounds 3", "{out}");
+    let out = run([
+        "bench",
+        "--variants",
+        "default",
+        "--json=x.json",
+        "--tree",
+        "basic",
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--variants took `--json=x.json`"),
+        "{out}"
+    );
 }

@@ -40,7 +40,7 @@ impl Output {
     /// killed midway, has none and is never compared.
     pub fn read(captured: Captured) -> Output {
         let status = &captured.status;
-        let digests = match status.completed() && !status.was_killed() {
+        let digests = match status.ran_to_its_end() {
             true => digest(&captured),
             false => None,
         };

@@ -1,8 +1,8 @@
 //! One tree's bench: its rows (set × variant), then round after round of timed
 //! runs, each checked against its row's first output and watched by the tree
-//! guard; the figures once the rounds are over. A tree that an arm changes, or a
-//! `--prepare` command that fails, stops the tree's rounds: timings of a changed
-//! tree compare nothing.
+//! guard; the figures once the rounds are over. A tree that an arm or `--prepare`
+//! changes, or a `--prepare` command that fails, stops the tree's rounds: timings
+//! of a changed tree compare nothing, and the run that changed it is not counted.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -211,14 +211,18 @@ impl OnTree<'_> {
         row.runs.push(record(slot, side, &cost, &output));
         self.settle(row, index, output);
         match moved {
-            Some(Verdict::TreeChanged { changes, .. }) => Err(format!(
-                "{side} ({}) changed the tree in round {} of {}: {}",
-                blame.name(),
-                slot.round,
-                row.id,
-                changes.join("; "),
-                side = side.name()
-            )),
+            Some(Verdict::TreeChanged { changes, .. }) => {
+                // Timed on a tree it was changing: its figure compares nothing.
+                row.runs[index].counted = false;
+                Err(format!(
+                    "{side} ({}) changed the tree in round {} of {}: {}",
+                    blame.name(),
+                    slot.round,
+                    row.id,
+                    changes.join("; "),
+                    side = side.name()
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -270,7 +274,8 @@ impl OnTree<'_> {
         }
     }
 
-    /// The baseline's timed run: held to no output, counted when it completed.
+    /// The baseline's timed run: held to no output, counted when it exited 0 (a
+    /// lower bound that failed bounds nothing).
     fn baseline(&self, words: &[String], slot: Slot) -> Result<TimedRun, String> {
         self.prepare()?;
         let argv = command_with_tree(words, &self.tree.root);
@@ -284,7 +289,7 @@ impl OnTree<'_> {
         let output = Output::read(captured);
         output.remove();
         let mut run = record(slot, Side::Baseline, &cost, &output);
-        run.counted = !slot.warmup && cost.status.completed() && !cost.status.was_killed();
+        run.counted = !slot.warmup && cost.status.succeeded();
         match moved {
             Some(Verdict::TreeChanged { changes, .. }) => Err(format!(
                 "the baseline changed the tree in round {}: {}",
@@ -308,13 +313,28 @@ impl OnTree<'_> {
             .stderr(Stdio::piped())
             .output();
         match ran {
-            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) if out.status.success() => self.prepare_left_tree_alone(command),
             Ok(out) => Err(format!(
                 "--prepare `{command}` failed ({}): {}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
             Err(err) => Err(format!("--prepare `{command}` could not start: {err}")),
+        }
+    }
+
+    /// The guard asked after `--prepare`, so a tree it changed is blamed on it and
+    /// not on the run after it.
+    fn prepare_left_tree_alone(&self, command: &str) -> Result<(), String> {
+        match self
+            .guard
+            .and_then(|guard| guard.check(Blame::Earlier, "--prepare"))
+        {
+            Some(Verdict::TreeChanged { changes, .. }) => Err(format!(
+                "--prepare `{command}` changed the tree, which the runs must all see alike: {}",
+                changes.join("; ")
+            )),
+            _ => Ok(()),
         }
     }
 

@@ -78,6 +78,7 @@ fn options(args: &BenchArgs, no_sets_given: bool) -> Result<BenchOptions, Failur
         .map(|text| Variant::parse(text))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| Failure::usage(anyhow::anyhow!("--variants: {err}")))?;
+    distinct(&variants)?;
     let baseline = match &args.baseline {
         Some(text) => Some(baseline(&Given::flag("--baseline", text.clone()))?),
         None => None,
@@ -93,7 +94,9 @@ fn options(args: &BenchArgs, no_sets_given: bool) -> Result<BenchOptions, Failur
 }
 
 /// `--variants` takes every word after it, since a variant starts with a hyphen:
-/// one of bench's own flags among them was meant for bench, not for the arms.
+/// a word that is one of bench's own flags, alone or as `--flag=value`, was meant
+/// for bench, not for the arms. A quoted variant of several words (`'--rounds 3'`)
+/// cannot be a bench option and is the arms'.
 fn swallowed_flag(variants: &[String]) -> Result<(), Failure> {
     use clap::{Args, Command};
     let command = BenchArgs::augment_args(Command::new("bench"));
@@ -101,13 +104,35 @@ fn swallowed_flag(variants: &[String]) -> Result<(), Failure> {
         .filter_map(|arg| arg.get_long())
         .map(|long| format!("--{long}"))
         .collect();
-    let first_word = |v: &String| v.split_whitespace().next().map(str::to_string);
-    match variants.iter().filter_map(first_word).find(|w| flags.contains(w)) {
-        Some(flag) => Err(Failure::usage(anyhow::anyhow!(
-            "--variants took `{flag}` as a variant: it takes every word after it, so put it after bench's other options"
+    let is_flag = |word: &str| {
+        let name = word.split_once('=').map_or(word, |(name, _)| name);
+        flags.iter().any(|flag| flag == name)
+    };
+    match variants.iter().map(|v| v.trim()).find(|v| is_flag(v)) {
+        Some(word) => Err(Failure::usage(anyhow::anyhow!(
+            "--variants took `{word}` as a variant: it takes every word after it, so put it after bench's other options"
         ))),
         None => Ok(()),
     }
+}
+
+/// Every variant names a row of its own in the table: none empty, none twice.
+fn distinct(variants: &[Variant]) -> Result<(), Failure> {
+    let usage = |text: String| Err(Failure::usage(anyhow::anyhow!(text)));
+    for (i, variant) in variants.iter().enumerate() {
+        if variant.label.is_empty() {
+            return usage(
+                "--variants: an empty variant; `default` is the one that adds no arguments".into(),
+            );
+        }
+        if variants[..i].iter().any(|v| v.words == variant.words) {
+            return usage(format!(
+                "--variants: `{}` adds the same arguments as a variant before it: its row would time the same command twice",
+                variant.label
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The baseline's words, its program found as an arm's is.

@@ -110,6 +110,17 @@ impl ArmStatus {
         matches!(self, ArmStatus::Signaled { signal: 9 })
     }
 
+    /// Ran to an end of its own: exited, or died of a signal it brought on itself.
+    /// Only such a run's output is whole, and only it is compared and timed.
+    pub fn ran_to_its_end(&self) -> bool {
+        self.completed() && !self.was_killed()
+    }
+
+    /// Exited 0: what a command that must not fail (a bench's baseline) owes.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, ArmStatus::Exited { code: 0 })
+    }
+
     pub fn describe(&self) -> String {
         match self {
             ArmStatus::Exited { code } => format!("exit {code}"),

@@ -216,17 +216,18 @@ impl BenchOutcome {
             .any(|r| !r.wrong.is_empty())
     }
 
-    /// Whether any run failed to complete, or a tree stopped early.
+    /// Whether any run failed to complete, a baseline run failed, or a tree stopped
+    /// early.
     pub fn any_failed(&self) -> bool {
         self.trees.iter().any(|t| {
             t.stopped.is_some()
                 || t.rows
                     .iter()
                     .flat_map(|r| &r.runs)
-                    .any(|r| !r.status.completed())
+                    .any(|r| !r.status.ran_to_its_end())
                 || (t.baseline.iter())
                     .flat_map(|b| &b.runs)
-                    .any(|r| !r.status.completed())
+                    .any(|r| !r.status.succeeded())
         })
     }
 

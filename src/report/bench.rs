@@ -108,10 +108,19 @@ fn cells(tree: &BenchTree, row: &BenchRow, with_set: bool) -> Vec<String> {
     cells
 }
 
-/// The median B/A with its range, or WRONG when any run's output was wrong.
+/// The median B/A with its range, or WRONG when any run's output was wrong, with
+/// how many of each side's runs (warm-up ones too) were.
 fn ratio_cell(row: &BenchRow) -> String {
     if !row.wrong.is_empty() {
-        return format!("WRONG ({} of {} runs)", row.wrong.len(), row.runs.len());
+        let sides: Vec<String> = [Side::A, Side::B]
+            .into_iter()
+            .filter_map(|side| {
+                let wrong = row.wrong.iter().filter(|w| w.side == side).count();
+                let runs = row.runs.iter().filter(|r| r.side == side).count();
+                (wrong > 0).then(|| format!("{} in {wrong} of {runs}", side.name()))
+            })
+            .collect();
+        return format!("WRONG ({} runs)", sides.join(", "));
     }
     match &row.ratio {
         Some(ratio) => format!(
@@ -168,7 +177,7 @@ fn write_rows(table: &[Vec<String>], layout: Layout, out: &mut dyn Write) -> io:
 fn write_notes(outcome: &BenchOutcome, layout: Layout, out: &mut dyn Write) -> io::Result<()> {
     let mut notes = Vec::new();
     for tree in &outcome.trees {
-        notes.extend(baseline_note(outcome, tree));
+        notes.extend(baseline_notes(outcome, tree));
         if let Some(why) = &tree.stopped {
             notes.push(format!("{}: STOPPED: {why}", tree.name));
         }
@@ -194,23 +203,67 @@ fn write_notes(outcome: &BenchOutcome, layout: Layout, out: &mut dyn Write) -> i
     Ok(())
 }
 
-fn baseline_note(outcome: &BenchOutcome, tree: &BenchTree) -> Option<String> {
-    let words = outcome.baseline.as_ref()?;
-    let base = tree.baseline.as_ref()?.figures.wall_ms?;
+/// The baseline against each row's medians (one row: in one line), and its runs
+/// that failed, which stay out of its figure.
+fn baseline_notes(outcome: &BenchOutcome, tree: &BenchTree) -> Vec<String> {
+    let (Some(words), Some(baseline)) = (&outcome.baseline, &tree.baseline) else {
+        return Vec::new();
+    };
+    let command = shell_words::join(words);
+    let failed: Vec<String> = (baseline.runs.iter())
+        .filter(|r| !r.status.succeeded())
+        .map(|r| match r.warmup {
+            true => format!("warm-up round {}: {}", r.round, r.status.describe()),
+            false => format!("round {}: {}", r.round, r.status.describe()),
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if !failed.is_empty() {
+        notes.push(format!(
+            "{}: baseline `{command}` FAILED ({}); left out of its figure",
+            tree.name,
+            failed.join("; ")
+        ));
+    }
+    let Some(base) = baseline.figures.wall_ms else {
+        notes.push(format!(
+            "{}: baseline `{command}`: no run counted, no ratio",
+            tree.name
+        ));
+        return notes;
+    };
     let over = |figures: &Figures| {
         figures
             .wall_ms
             .map_or("-".into(), |w| format!("{:.2}×", w.median / base.median))
     };
-    let row = tree.rows.first()?;
-    Some(format!(
-        "{}: baseline `{}` {}; A {} and B {} the baseline (first row)",
+    let lead = format!(
+        "{}: baseline `{command}` {}",
         tree.name,
-        shell_words::join(words),
-        millis(base.median),
-        over(&row.a),
-        over(&row.b)
-    ))
+        millis(base.median)
+    );
+    match tree.rows.as_slice() {
+        [row] => notes.push(format!(
+            "{lead}; A {} and B {} the baseline",
+            over(&row.a),
+            over(&row.b)
+        )),
+        rows => {
+            let each: Vec<String> = (rows.iter())
+                .map(|row| {
+                    format!(
+                        "{} [{}]: A {}, B {}",
+                        row.set,
+                        row.variant,
+                        over(&row.a),
+                        over(&row.b)
+                    )
+                })
+                .collect();
+            notes.push(format!("{lead}; against it, {}", each.join("; ")));
+        }
+    }
+    notes
 }
 
 fn row_notes(tree: &BenchTree, row: &BenchRow) -> Vec<String> {
@@ -239,7 +292,7 @@ fn row_notes(tree: &BenchTree, row: &BenchRow) -> Vec<String> {
     }
     for (side, figures) in [(Side::A, &row.a), (Side::B, &row.b)] {
         let failed: Vec<String> = (row.runs.iter())
-            .filter(|r| r.side == side && !r.warmup && !r.status.completed())
+            .filter(|r| r.side == side && !r.warmup && !r.status.ran_to_its_end())
             .map(|r| format!("round {}: {}", r.round, r.status.describe()))
             .collect();
         if figures.left_out > 0 {

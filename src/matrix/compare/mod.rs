@@ -162,7 +162,7 @@ impl Judge<'_> {
     ) -> io::Result<(Verdict, Vec<StreamResult>)> {
         for (arm, runs) in [("reference", reference), ("candidate", candidate)] {
             for (i, run) in runs.iter().enumerate() {
-                if !run.status.completed() || run.status.was_killed() {
+                if !run.status.ran_to_its_end() {
                     let which = if runs.len() > 1 {
                         format!("{arm} arm (run {})", i + 1)
                     } else {
