@@ -102,19 +102,23 @@ impl<'a> Guard<'a> {
                 self.already_changed()
             }
             Drained::Changed(events) => {
+                // The window and the blame are settled before the lock goes: naming
+                // what moved takes a whole fingerprint, and a check by another arm
+                // meanwhile must see the tree as already changed, not as quiet.
+                let window = self.window_spoke();
+                let blamed = self.claim(arm, case);
                 drop(watch);
                 let mut changes = self.named_changes();
                 if changes.is_empty() {
                     changes = events;
                 }
-                let window = self.window_spoke();
                 if window.len() > 1 {
                     changes.push(format!(
                         "(arms running while it changed: {})",
                         window.join(", ")
                     ));
                 }
-                Some(self.blame(arm, case, changes))
+                Some(blamed.verdict(changes))
             }
             Drained::Overflowed => {
                 *watch = None;
@@ -146,7 +150,7 @@ impl<'a> Guard<'a> {
     /// The fingerprint compared with the baseline: what moved, by path.
     fn named_changes(&self) -> Vec<String> {
         self.fingerprints.fetch_add(1, Ordering::Relaxed);
-        let now = fingerprint::take(self.root, self.depth);
+        let now = off_the_pool(|| fingerprint::take(self.root, self.depth));
         fingerprint::changes(self.baseline, &now, CHANGES_SHOWN)
     }
 
@@ -164,7 +168,7 @@ impl<'a> Guard<'a> {
     /// The guard without a watch: a fingerprint after every arm.
     fn fingerprinted(&self, arm: Blame, case: &str) -> Option<Verdict> {
         self.fingerprints.fetch_add(1, Ordering::Relaxed);
-        if fingerprint::unchanged(self.root, self.depth, self.baseline) {
+        if off_the_pool(|| fingerprint::unchanged(self.root, self.depth, self.baseline)) {
             return None;
         }
         let changes = self.named_changes();
@@ -173,26 +177,56 @@ impl<'a> Guard<'a> {
 
     /// Only the first arm to see a change is named; later cases ran on a tree that
     /// was already changed and blame nobody of their own.
-    fn blame(&self, arm: Blame, case: &str, mut changes: Vec<String>) -> Verdict {
+    fn blame(&self, arm: Blame, case: &str, changes: Vec<String>) -> Verdict {
+        self.claim(arm, case).verdict(changes)
+    }
+
+    /// The change is this arm's if no arm saw one before it.
+    fn claim(&self, arm: Blame, case: &str) -> Claimed {
         let mut first = locked(&self.first_change);
-        let blamed = match &*first {
-            Some(earlier) => {
+        match &*first {
+            Some(earlier) => Claimed::Earlier(earlier.clone()),
+            None => {
+                *first = Some(label(arm, case));
+                Claimed::First(arm)
+            }
+        }
+    }
+}
+
+/// Whom a tree change is pinned on: the arm that saw it first, or an arm before.
+enum Claimed {
+    First(Blame),
+    Earlier(String),
+}
+
+impl Claimed {
+    fn verdict(self, mut changes: Vec<String>) -> Verdict {
+        let arm = match self {
+            Claimed::First(arm) => arm,
+            Claimed::Earlier(earlier) => {
                 changes.insert(
                     0,
                     format!("(the tree was already changed: first seen after {earlier})"),
                 );
                 Blame::Earlier
             }
-            None => {
-                *first = Some(label(arm, case));
-                arm
-            }
         };
-        Verdict::TreeChanged {
-            arm: blamed,
-            changes,
-        }
+        Verdict::TreeChanged { arm, changes }
     }
+}
+
+/// Runs a fingerprint from a thread of its own. A case runs on a worker of the
+/// matrix's pool, and a worker waiting on the walk's pool runs other cases of its
+/// own pool meanwhile: one started inside a check would be judged before the
+/// check that found its tree changed had said so.
+fn off_the_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(work)
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 fn label(arm: Blame, case: &str) -> String {
