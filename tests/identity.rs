@@ -47,3 +47,33 @@ fn the_report_names_each_arms_build_and_how_it_ran() {
     assert!(text.contains(&format!("version: {version}")), "{out}");
     assert!(text.contains("  ran: translated (under env)"), "{out}");
 }
+
+/// The `--version` probe runs in a folder of its own, not in eqcheck's: run from
+/// inside the tree it compares, a program that writes to its working folder when
+/// asked its version would write into the tree after the guard's last look.
+#[cfg(unix)]
+#[test]
+fn the_version_probe_never_runs_in_the_tree_eqcheck_was_started_in() {
+    let dir = crate::util::temp_dir();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("a"), "a").unwrap();
+    let script = dir.path().join("writes-on-version");
+    let walker = format!("{} walk", crate::util::eqcheck().display());
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nif [ \"$1\" = --version ]; then : > ./made-by-version; echo spy 1; exit 0; fi\nexec {walker} \"$@\"\n"),
+    )
+    .unwrap();
+    crate::util::set_mode(&script, 0o755);
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .args(["--ref", &walker, "--cand"])
+        .arg(&script)
+        .args(["--tree", ".", "--sets", "depth", "--json", "-"])
+        .cwd(&tree)
+        .output();
+    crate::util::assert_exit(&out, 0);
+    let report = crate::util::json_report(&out);
+    assert_eq!(report["candidate"]["version"], "spy 1", "{out}");
+    assert!(!tree.join("made-by-version").exists(), "{out}");
+}

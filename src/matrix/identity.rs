@@ -131,8 +131,10 @@ fn runs_natively(arch: &str, host: &str) -> bool {
 
 /// The first line the program prints for `--version` (under its runner), if it
 /// prints one and exits 0 within the timeout; never part of the comparison. It
-/// runs as eqcheck does (its user, environment and folder), started by the keeper
-/// like any arm's run, so what it starts ends with it; its output goes to `dir`.
+/// runs as eqcheck's user, with its environment, started by the keeper like any
+/// arm's run, so what it starts ends with it. It runs in `dir`, where its output
+/// goes, as the arms run in folders of their own: eqcheck's own folder may be a
+/// tree under comparison, which nothing eqcheck starts may write to.
 pub fn version(arm: &Arm, timeout: Duration, launcher: &Launcher, dir: &Path) -> Option<String> {
     let runner = arm
         .runner
@@ -150,7 +152,7 @@ pub fn version(arm: &Arm, timeout: Duration, launcher: &Launcher, dir: &Path) ->
         argv0: argv[0].to_string_lossy().into_owned(),
         argv,
         env: std::env::vars_os().collect(),
-        working_dir: std::env::current_dir().ok()?,
+        working_dir: dir.to_path_buf(),
         stdout: dir.join("version.out"),
         stderr: dir.join("version.err"),
         user: None,
