@@ -56,6 +56,12 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
         .prefix("eqc-probe-")
         .tempdir()
         .map_err(ProbeError::Scratch)?;
+    // Dropping the TempDir removes it after a normal end; an interrupt ends the
+    // process before any drop, so the interrupt's cleanup must know it too.
+    if !crate::cleanup::register_folder(scratch.path()) {
+        let interrupted = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+        return Err(ProbeError::Scratch(interrupted));
+    }
     let mut trees = Vec::new();
     for (index, source) in request.trees.iter().enumerate() {
         let image_dir = scratch.path().join(format!("tree-{index}.image"));
