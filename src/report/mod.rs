@@ -111,9 +111,11 @@ pub enum ReportError {
         path: PathBuf,
         tree: PathBuf,
     },
-    #[error("cannot write the {format} report")]
+    #[error("cannot write the {format} report{at}")]
     Write {
         format: &'static str,
+        /// ` to PATH` for a report written to a file the user named, else empty.
+        at: String,
         source: io::Error,
     },
 }
@@ -124,6 +126,9 @@ pub struct Reports {
     markdown: Option<Destination>,
     junit: Option<Destination>,
     step_summary: Option<File>,
+    /// The file each report written to a path goes to, by format, so that a
+    /// failure to write it at the end names it.
+    paths: Vec<(&'static str, PathBuf)>,
     /// A file report holds stdout: the text report and annotations use stderr.
     stdout_taken: bool,
     colors: text::Colors,
@@ -140,6 +145,7 @@ pub fn open(request: &ReportRequest) -> Result<Reports, ReportError> {
         markdown: open_report("--markdown", &request.markdown)?,
         junit: open_report("--junit", &request.junit)?,
         step_summary: open_step_summary(env)?,
+        paths: report_paths(request),
         stdout_taken,
         colors: text_colors(request.color, env, stdout_taken),
         github_actions: env.github_actions,
@@ -230,6 +236,19 @@ fn resolved(path: &Path) -> PathBuf {
             .unwrap_or(path.clone()),
         _ => path,
     }
+}
+
+/// The file each report goes to, by the format its write failure names.
+fn report_paths(request: &ReportRequest) -> Vec<(&'static str, PathBuf)> {
+    let named = [
+        ("JSON", &request.json),
+        ("Markdown", &request.markdown),
+        ("JUnit", &request.junit),
+        ("step summary", &request.environment.step_summary),
+    ];
+    (named.into_iter())
+        .filter_map(|(format, path)| Some((format, path.clone()?)))
+        .collect()
 }
 
 /// The destination of the report `flag` asks for, when it asks for one.
@@ -333,7 +352,7 @@ impl Reports {
             };
             results.push(("GitHub annotations", annotated));
         }
-        first_failure(results)
+        first_failure(&self.paths, results)
     }
 }
 
@@ -366,18 +385,25 @@ impl Reports {
                 .and_then(|()| out.finish());
             results.push(("Markdown", written));
         }
-        first_failure(results)
+        first_failure(&self.paths, results)
     }
 }
 
 /// The first report that failed to write, of all that were attempted. A reader
 /// that stopped reading (`| head`) is not a failure: it does not change the verdict.
-fn first_failure(results: Vec<(&'static str, io::Result<()>)>) -> Result<(), ReportError> {
+fn first_failure(
+    paths: &[(&'static str, PathBuf)],
+    results: Vec<(&'static str, io::Result<()>)>,
+) -> Result<(), ReportError> {
     for (format, result) in results {
         match result {
             Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                let at = (paths.iter())
+                    .find(|(named, path)| *named == format && !is_stdout(path))
+                    .map_or(String::new(), |(_, path)| format!(" to {}", path.display()));
                 return Err(ReportError::Write {
                     format,
+                    at,
                     source: err,
                 });
             }
