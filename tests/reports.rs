@@ -581,16 +581,3 @@ fn an_interrupted_run_keeps_the_earlier_reports() {
     assert_earlier_reports_kept(dir.path(), &context);
     assert_eq!(names_in(dir.path()), before, "left behind\n{context}");
 }
-
-/// A report that cannot be written at the end names the file it was going to.
-#[cfg(target_os = "linux")]
-#[test]
-fn a_report_that_fails_to_write_names_its_path() {
-    let out = crate::util::run(["--tree", "basic", "--sets", "depth", "--json", "/dev/full"]);
-    crate::util::assert_exit(&out, 3);
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("cannot write the JSON report to /dev/full: No space left on device"),
-        "{out}"
-    );
-}

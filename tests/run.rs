@@ -382,7 +382,8 @@ fn a_report_that_cannot_be_written_after_the_run_is_a_harness_failure() {
     let out = run(["--tree", "basic", "--sets", "depth", "--json", "/dev/full"]);
     assert_exit(&out, 3);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let expected = "eqcheck: cannot write the JSON report: No space left on device (os error 28)\n";
+    let expected =
+        "eqcheck: cannot write the JSON report to /dev/full: No space left on device (os error 28)\n";
     assert_eq!(stderr, expected, "{out}");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("7 cases: 7 identical"),
