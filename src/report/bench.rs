@@ -212,10 +212,7 @@ fn baseline_notes(outcome: &BenchOutcome, tree: &BenchTree) -> Vec<String> {
     let command = shell_words::join(words);
     let failed: Vec<String> = (baseline.runs.iter())
         .filter(|r| !r.status.succeeded())
-        .map(|r| match r.warmup {
-            true => format!("warm-up round {}: {}", r.round, r.status.describe()),
-            false => format!("round {}: {}", r.round, r.status.describe()),
-        })
+        .map(|r| format!("{}: {}", round_name(r.warmup, r.round), r.status.describe()))
         .collect();
     let mut notes = Vec::new();
     if !failed.is_empty() {
@@ -266,16 +263,21 @@ fn baseline_notes(outcome: &BenchOutcome, tree: &BenchTree) -> Vec<String> {
     notes
 }
 
+/// A round as the notes name it.
+fn round_name(warmup: bool, round: usize) -> String {
+    match warmup {
+        true => format!("warm-up round {round}"),
+        false => format!("round {round}"),
+    }
+}
+
 fn row_notes(tree: &BenchTree, row: &BenchRow) -> Vec<String> {
     let name = row.named(&tree.name);
     let mut notes = Vec::new();
     // One difference seen in many runs is told once, with every run it was seen in.
     let mut told: Vec<(&str, &str, Vec<String>)> = Vec::new();
     for wrong in &row.wrong {
-        let round = match wrong.warmup {
-            true => format!("warm-up round {}", wrong.round),
-            false => format!("round {}", wrong.round),
-        };
+        let round = round_name(wrong.warmup, wrong.round);
         match told
             .iter_mut()
             .find(|(side, how, _)| *side == wrong.side.name() && *how == wrong.how)
