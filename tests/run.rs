@@ -390,3 +390,42 @@ fn a_report_that_cannot_be_written_after_the_run_is_a_harness_failure() {
         "{out}"
     );
 }
+
+/// A file that may not be run is refused before any arm runs, by its path or on
+/// PATH (where, as a shell does, the lookup passes it by), whoever the arms run as.
+#[cfg(unix)]
+#[test]
+fn a_program_that_is_not_executable_is_a_usage_error_that_says_so() {
+    let dir = temp_dir();
+    let script = written(dir.path(), "walker.sh", "echo ran\n");
+    crate::util::set_mode(std::path::Path::new(&script), 0o644);
+    let out = run([
+        "--ref",
+        &script,
+        "--cand",
+        &eqcheck_walk("fast"),
+        "--tree",
+        "basic",
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not executable"),
+        "{out}"
+    );
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .args([
+            "--ref",
+            "walker.sh",
+            "--cand",
+            &eqcheck_walk("fast"),
+            "--tree",
+            "basic",
+        ])
+        .env("PATH", dir.path())
+        .output();
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`walker.sh` not found on PATH"),
+        "{out}"
+    );
+}

@@ -89,13 +89,27 @@ pub fn locate_program(program: &str) -> Option<PathBuf> {
     let search = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&search).find_map(|dir| {
         let candidate = dir.join(program);
-        if candidate.is_file() {
+        // As a shell's lookup does, a file on PATH that may not be run is passed by.
+        if candidate.is_file() && is_executable(&candidate) {
             Some(candidate)
         } else {
             let exe = candidate.with_extension("exe");
             (cfg!(windows) && exe.is_file()).then_some(exe)
         }
     })
+}
+
+/// Whether the file's mode lets someone run it (Unix); elsewhere whether a file
+/// may run is not in its mode.
+#[cfg(unix)]
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+pub fn is_executable(_path: &Path) -> bool {
+    true
 }
 
 /// The arm's argv for a case: command, common args, the set, then the flag-set

@@ -338,6 +338,14 @@ fn command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
         };
         SettingsError::at(given, format!("program `{program}` {why}"))
     })?;
+    // Refused here, not left to fail case by case (or to run anyway from a copy
+    // made for the arm user, which is given the copy's own mode).
+    if !arm::is_executable(&found) {
+        return Err(SettingsError::at(
+            given,
+            format!("program `{program}` is not executable: make it so (chmod +x), or name its interpreter first (`sh {program}`)"),
+        ));
+    }
     *program = std::path::absolute(&found)
         .unwrap_or(found)
         .to_string_lossy()
