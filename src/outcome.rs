@@ -254,6 +254,13 @@ pub struct CaseOutcome {
     pub notes: Vec<String>,
 }
 
+impl CaseOutcome {
+    /// `TREE [GROUP] SET`, as every report names a case.
+    pub fn name(&self) -> String {
+        format!("{} [{}] {}", self.tree, self.group, self.set)
+    }
+}
+
 /// A rule that changed something in a case, and how many times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fired {

@@ -380,6 +380,16 @@ fn the_same_crash_on_both_sides_is_compared_like_an_exit_code() {
         serde_json::json!({"kind": "signaled", "signal": 6}),
         "{out}"
     );
+    // Equal, yet the walk never ran to its end: the report must not let it pass quietly.
+    let warnings = json_report(&out)["warnings"].to_string();
+    assert!(
+        warnings.contains("both arms crashed (killed by signal 6)"),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("both arms crashed"),
+        "{out}"
+    );
 }
 
 #[test]

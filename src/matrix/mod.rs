@@ -26,8 +26,8 @@ use crate::fixtures::fingerprint;
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome, Shard, TreeInfo,
-    SCHEMA_VERSION,
+    ArmInfo, ArmStatus, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome, Shard,
+    TreeInfo, SCHEMA_VERSION,
 };
 use arm::Arm;
 use case::Arms;
@@ -389,6 +389,9 @@ impl Runner<'_> {
         };
         let mut cases = self.cases(&on_tree, guard.as_ref(), planned);
         let (how, fingerprints) = guarded(guard.as_ref(), &mut cases);
+        found
+            .warnings
+            .extend(cases.iter().filter_map(equal_crashes));
         found.cases.extend(cases);
         if let (true, Some(tree)) = (matrix.keep, built.as_mut()) {
             tree.keep();
@@ -446,6 +449,21 @@ pub(super) struct OnTree<'a> {
     pub root: &'a Path,
     pub rebuild: Option<&'a arm::Rebuild>,
     dir: &'a Path,
+}
+
+/// A case called equal though both arms crashed: true (the candidate crashes as
+/// the reference does), but the walk it was to test never ran to its end, which a
+/// summary of passes would hide. One warning per case, so shards' warnings merge.
+fn equal_crashes(case: &CaseOutcome) -> Option<String> {
+    let crashed = |status: &ArmStatus| matches!(status, ArmStatus::Signaled { .. });
+    (case.verdict.is_equal() && crashed(&case.reference.status) && crashed(&case.candidate.status))
+        .then(|| {
+            format!(
+                "{}: both arms crashed ({}), so the case passed without testing the walk",
+                case.name(),
+                case.reference.status.describe()
+            )
+        })
 }
 
 /// How the tree was guarded and how many fingerprints that took, once its final

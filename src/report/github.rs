@@ -110,11 +110,7 @@ fn case_annotation(case: &CaseOutcome) -> Annotation {
         }
     }
     Annotation {
-        title: format!(
-            "eqcheck: {}: {}",
-            summary::case_name(case),
-            case.verdict.label()
-        ),
+        title: format!("eqcheck: {}: {}", case.name(), case.verdict.label()),
         message: lines.join("\n"),
     }
 }

@@ -149,7 +149,7 @@ fn case_details(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "<summary><b>{}</b>: {}</summary>",
-        html(&summary::case_name(case)),
+        html(&case.name()),
         html(&summary::verdict_text(&case.verdict))
     )?;
     // The blank line ends the HTML block, so what follows is read as Markdown.

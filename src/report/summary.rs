@@ -164,11 +164,6 @@ pub fn overall(outcome: &RunOutcome) -> &'static str {
     }
 }
 
-/// `TREE [GROUP] SET`, how every report names a case.
-pub fn case_name(case: &CaseOutcome) -> String {
-    format!("{} [{}] {}", case.tree, case.group, case.set)
-}
-
 /// What follows the verdict's label, for the verdicts that carry a reason.
 pub fn verdict_detail(verdict: &Verdict) -> Option<String> {
     match verdict {

@@ -253,7 +253,7 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::R
     writeln!(
         out,
         "== {}: {}{detail}",
-        summary::case_name(case),
+        case.name(),
         colors.verdict(&case.verdict)
     )?;
     for (name, arm) in [
