@@ -193,3 +193,41 @@ fn the_markdown_report_has_the_table_and_the_census() {
         "{out}"
     );
 }
+
+/// A lister runs as an arm does: one that hangs is killed, with all it started, at
+/// `--timeout`, and the tree's probe is an error that says so.
+#[test]
+fn a_lister_that_hangs_is_killed_at_the_timeout_and_the_probe_is_an_error() {
+    let lister = double("sleep 3600");
+    let out = run([
+        "probe",
+        "--tree",
+        "basic",
+        "--cand",
+        &lister,
+        "--timeout",
+        "0.5",
+        "--json",
+        "-",
+    ]);
+    assert_exit(&out, 3);
+    let error = tree(&json_report(&out))["error"].to_string();
+    assert!(
+        error.contains("timed out after 0.5s; its process group was killed"),
+        "{out}"
+    );
+}
+
+/// What a lister leaves running when it exits is ended before its records are
+/// read, as an arm's is: it must not go on writing after the probe.
+#[test]
+fn what_a_lister_leaves_running_is_ended_with_it() {
+    let dir = temp_dir();
+    let late = dir.path().join("late");
+    let lister = double(&format!("linger {} 1", late.display()));
+    let out = run(["probe", "--tree", "basic", "--cand", &lister, "--json", "-"]);
+    // It printed no records: every entry is missing from the candidate.
+    assert_exit(&out, 1);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!late.exists(), "the lister's child wrote after it\n{out}");
+}

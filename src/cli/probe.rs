@@ -32,6 +32,10 @@ pub(super) struct ProbeArgs {
     /// by the tree's path, which is appended otherwise.
     #[arg(long = "cand", value_name = "CMD ARGS")]
     candidate: Option<String>,
+    /// Seconds the lister may run on one tree before it and all it started are
+    /// killed. [default: 60]
+    #[arg(long, value_name = "SECS", requires = "candidate")]
+    timeout: Option<f64>,
     /// How closely each tree is fingerprinted around the probe. [default: metadata]
     #[arg(long, value_enum, value_name = "HOW")]
     guard: Option<GuardArg>,
@@ -63,7 +67,13 @@ pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let candidate = match &args.candidate {
         Some(text) => {
             let given = Given::flag("--cand", text.clone());
-            Candidate::Lister(resolve::program_command(&given).map_err(Failure::usage)?)
+            let timeout = (args.timeout.map(|t| Given::flag("--timeout", t)).as_ref())
+                .map_or(Ok(resolve::DEFAULT_TIMEOUT), resolve::timeout)
+                .map_err(Failure::usage)?;
+            Candidate::Lister {
+                command: resolve::program_command(&given).map_err(Failure::usage)?,
+                timeout,
+            }
         }
         None => Candidate::Engine(match args.engine {
             Some(EngineArg::Reference) => Engine::Reference,

@@ -17,12 +17,15 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::record::{FieldName, Known, Record, Value};
 use crate::flagset::command_with_tree;
+use crate::matrix::exec::{ArmUser, DEFAULT_MAX_OUTPUT};
+use crate::matrix::keeper;
+use crate::outcome::ArmStatus;
 use crate::walk::stat::{Source, Timestamp};
 use crate::walk::FileKind;
 
@@ -30,11 +33,12 @@ use crate::walk::FileKind;
 #[derive(Debug, thiserror::Error)]
 pub enum ListerError {
     #[error("cannot run the lister `{command}`")]
-    Spawn { command: String, source: io::Error },
-    #[error("the lister `{command}` ended with {status}; its stderr: {stderr}")]
+    Setup { command: String, source: io::Error },
+    #[error("the lister `{command}` {how}; its stderr: {stderr}")]
     Failed {
         command: String,
-        status: std::process::ExitStatus,
+        /// How it ended, in the words an arm's status is given in.
+        how: String,
         stderr: String,
     },
     #[error("cannot read the lister's output")]
@@ -77,34 +81,70 @@ struct Time {
 }
 
 /// Runs the lister on the tree at `root` and reads its records. `command` is split
-/// already; `{tree}` in it is replaced by the root, or the root is appended. Its
-/// output goes to a file in `scratch`, never wholly into memory as text.
-pub fn run(command: &[String], root: &Path, scratch: &Path) -> Result<Vec<Record>, ListerError> {
+/// already; `{tree}` in it is replaced by the root, or the root is appended. It
+/// runs as an arm does, through a keeper: in a folder of its own in `scratch`
+/// (never the tree), killed with all it started at `timeout`, and whatever it
+/// leaves running ended before its records are read. Its output goes to a file in
+/// `scratch`, never wholly into memory as text.
+pub fn run(
+    command: &[String],
+    root: &Path,
+    scratch: &Path,
+    timeout: Duration,
+) -> Result<Vec<Record>, ListerError> {
     let shown = shell_words::join(command);
-    let argv = command_with_tree(command, root);
-    let out_path = scratch.join("lister.ndjson");
-    let err_path = scratch.join("lister.err");
-    let spawn = |source| ListerError::Spawn {
+    let setup = |source| ListerError::Setup {
         command: shown.clone(),
         source,
     };
-    let status = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(File::create(&out_path).map_err(spawn)?)
-        .stderr(File::create(&err_path).map_err(spawn)?)
-        .status()
-        .map_err(spawn)?;
-    if !status.success() {
-        let stderr = std::fs::read(&err_path).unwrap_or_default();
+    let working_dir = scratch.join("lister-home");
+    std::fs::create_dir_all(&working_dir).map_err(setup)?;
+    // The root is whole (a folder given is resolved so), wherever the lister starts.
+    let request = request(command, root, scratch, working_dir, timeout);
+    let launcher = keeper::Launcher::start().map_err(setup)?;
+    // It runs as eqcheck's own user (`user: None`); the user given here words only
+    // the hint for a program that could not start, which has none for that user.
+    let cost = launcher.run(&request, &ArmUser::Root);
+    launcher.close();
+    if !cost.status.succeeded() {
+        let stderr = std::fs::read(&request.stderr).unwrap_or_default();
         return Err(ListerError::Failed {
             command: shown,
-            status,
+            how: match cost.status {
+                ArmStatus::Exited { code } => format!("exited with {code}"),
+                other => other.describe(),
+            },
             stderr: String::from_utf8_lossy(&stderr).trim_end().to_string(),
         });
     }
-    let file = File::open(&out_path).map_err(ListerError::Read)?;
+    let file = File::open(&request.stdout).map_err(ListerError::Read)?;
     read(BufReader::new(file), root)
+}
+
+/// The keeper's request for the lister: eqcheck's own user and environment, as a
+/// command typed by hand would have, stdin empty, output as large as an arm's.
+fn request(
+    command: &[String],
+    root: &Path,
+    scratch: &Path,
+    working_dir: PathBuf,
+    timeout: Duration,
+) -> keeper::Request {
+    let argv = command_with_tree(command, root);
+    keeper::Request {
+        argv0: Path::new(&argv[0]).file_name().map_or_else(
+            || argv[0].to_string_lossy().into_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        ),
+        argv,
+        env: std::env::vars_os().collect(),
+        working_dir,
+        stdout: scratch.join("lister.ndjson"),
+        stderr: scratch.join("lister.err"),
+        user: None,
+        timeout_ms: timeout.as_millis().min(u64::MAX as u128) as u64,
+        max_output: Some(DEFAULT_MAX_OUTPUT),
+    }
 }
 
 /// Reads a dump: one record per non-empty line.

@@ -27,8 +27,12 @@ use outcome::{Comparison, ProbeOutcome, Side, TreeProbe, PROBE_SCHEMA_VERSION};
 pub enum Candidate {
     /// One of eqcheck's own engines, run in this process.
     Engine(Engine),
-    /// A lister's dump mode: its command, split, with `{tree}` where the tree goes.
-    Lister(Vec<String>),
+    /// A lister's dump mode: its command, split, with `{tree}` where the tree goes,
+    /// and how long it may run on one tree.
+    Lister {
+        command: Vec<String>,
+        timeout: std::time::Duration,
+    },
 }
 
 /// Everything a probe needs, resolved from the command line.
@@ -79,7 +83,7 @@ pub fn run(request: &ProbeRequest) -> Result<ProbeOutcome, ProbeError> {
         candidate: match &request.candidate {
             Candidate::Engine(Engine::Fast) => "eqcheck's fast engine".into(),
             Candidate::Engine(Engine::Reference) => "eqcheck's reference engine".into(),
-            Candidate::Lister(command) => shell_words::join(command),
+            Candidate::Lister { command, .. } => shell_words::join(command),
         },
         trees,
     })
@@ -143,8 +147,8 @@ fn look(
                 walk::counts_census(*engine).then(|| census.snapshot()),
             ))
         }
-        Candidate::Lister(command) => {
-            let records = lister::run(command, root, scratch)
+        Candidate::Lister { command, timeout } => {
+            let records = lister::run(command, root, scratch, *timeout)
                 .map_err(|err| crate::exit::with_causes(&err))?;
             let mut awaiting = Awaiting::new(records);
             let entries = look::oracle(root, |theirs| match awaiting.claim(&theirs.path) {

@@ -475,7 +475,9 @@ fn max_output(size: &Given<String>) -> Result<u64, SettingsError> {
     }
 }
 
-fn timeout(secs: &Given<f64>) -> Result<Duration, SettingsError> {
+/// `--timeout` (or the file's `timeout`), checked: every command that takes one
+/// takes it in the same bounds, with the same error.
+pub fn timeout(secs: &Given<f64>) -> Result<Duration, SettingsError> {
     Some(secs.value)
         .filter(|s| *s > 0.0)
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
