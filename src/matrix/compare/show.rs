@@ -277,16 +277,20 @@ pub(super) fn has_long_line(text: &[u8]) -> bool {
 /// characters but tabs and newlines escaped, so an arm's output can neither hide a
 /// difference in them nor steer the reader's terminal. A C0 control or DEL is one
 /// byte and shown as `\xNN`; a C1 control is two bytes of UTF-8 and shown as
-/// `\u{NN}`, apart from the lone byte NN that is not UTF-8.
+/// `\u{NN}`, apart from the lone byte NN that is not UTF-8. A backslash that starts
+/// the text of either escape is `\x5c`, so the text is never read as the escape.
 pub fn printable(bytes: &[u8]) -> String {
     let escaped = crate::fixtures::names::escaped(bytes);
     let to_escape = |c: char| c.is_control() && c != '\t' && c != '\n';
-    if !escaped.chars().any(to_escape) {
+    // `escaped` wrote `\x5c` for a `\x` already; any `\u` left is the output's own.
+    if !escaped.chars().any(to_escape) && !escaped.contains("\\u") {
         return escaped;
     }
     let mut out = String::with_capacity(escaped.len());
-    for c in escaped.chars() {
+    let mut chars = escaped.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            '\\' if chars.peek() == Some(&'u') => out.push_str("\\x5c"),
             c if !to_escape(c) => out.push(c),
             c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
             c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),

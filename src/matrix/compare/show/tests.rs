@@ -72,6 +72,17 @@ fn every_control_but_tab_and_newline_is_escaped_and_c1_apart_from_a_lone_byte() 
     assert_eq!(printable(b""), "");
 }
 
+#[test]
+fn the_text_of_an_escape_never_reads_as_the_escape() {
+    // A raw byte, then the four characters an arm printed that spell its escape.
+    assert_eq!(printable(b"\xff"), "\\xff");
+    assert_eq!(printable(b"\\xff"), "\\x5cxff");
+    assert_eq!(printable("\u{85}".as_bytes()), "\\u{85}");
+    assert_eq!(printable(b"\\u{85}"), "\\x5cu{85}");
+    // Other backslashes, as in a Windows path, stay as they are.
+    assert_eq!(printable(b"C:\\Users\\me\\"), "C:\\Users\\me\\");
+}
+
 /// Text whose every stretch says where it is: `0000,0005,0010,…`.
 fn ruler(len: usize) -> Vec<u8> {
     let mut text: Vec<u8> = (0..len)
