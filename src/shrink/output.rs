@@ -139,7 +139,12 @@ impl BestSoFar {
         common: &[String],
         signature: &Signature,
     ) -> Result<(), String> {
-        self.try_write(work, words, common, signature)
+        // Described from the working copy, which an interrupt's cleanup removes:
+        // the best so far is never written from a copy half gone.
+        let written =
+            crate::cleanup::unless_removing(|| self.try_write(work, words, common, signature));
+        written
+            .unwrap_or_else(|| Err(std::io::Error::other("interrupted")))
             .map_err(|err| {
                 let said = format!("cannot write the result: {err}");
                 eprintln!("eqcheck shrink: {said}");
