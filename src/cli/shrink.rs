@@ -240,8 +240,9 @@ fn print(report: &ShrinkReport) {
     };
     println!("shrunk {}", report.case);
     println!(
-        "  tree: {} entries, {} bytes -> {} entries, {} bytes",
-        report.before.entries, report.before.bytes, report.after.entries, report.after.bytes
+        "  tree: {} -> {}",
+        report.before.tree_words(),
+        report.after.tree_words()
     );
     println!(
         "  set:  {} -> {} ({} -> {} words)",

@@ -456,9 +456,8 @@ impl Shrinker<'_> {
             args: self.words.clone(),
         };
         eprintln!(
-            "eqcheck shrink: {} entries, {} bytes, set {}; {} of {} arm runs",
-            size.entries,
-            size.bytes,
+            "eqcheck shrink: {}, set {}; {} of {} arm runs",
+            size.tree_words(),
             set.label(),
             self.arm_runs,
             self.options.max_runs

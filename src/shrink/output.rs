@@ -24,6 +24,20 @@ pub struct Size {
     pub flag_words: usize,
 }
 
+impl Size {
+    /// `N entries, M bytes`, in the singular for one.
+    pub fn tree_words(&self) -> String {
+        let entries = match self.entries {
+            1 => "1 entry".to_string(),
+            n => format!("{n} entries"),
+        };
+        match self.bytes {
+            1 => format!("{entries}, 1 byte"),
+            n => format!("{entries}, {n} bytes"),
+        }
+    }
+}
+
 /// The result of a shrink.
 #[derive(Debug, Serialize)]
 pub struct ShrinkReport {
@@ -167,10 +181,9 @@ impl BestSoFar {
             flag_words: words.len(),
         };
         let header = format!(
-            "shrunk from {}\n{} entries, {} bytes; set: {}\ndiffers in: {}",
+            "shrunk from {}\n{}; set: {}\ndiffers in: {}",
             self.case,
-            size.entries,
-            size.bytes,
+            size.tree_words(),
             label(words),
             signature.streams.join(", ")
         );
@@ -192,8 +205,8 @@ impl BestSoFar {
         write_whole(&self.sets, &sets)?;
         self.written = Some(size);
         crate::cleanup::set_interrupt_note(format!(
-            "eqcheck shrink: the smallest case so far ({} entries, set {}) is in {} and {}",
-            size.entries,
+            "eqcheck shrink: the smallest case so far ({}, set {}) is in {} and {}",
+            size.tree_words(),
             label(words),
             self.spec.display(),
             self.sets.display()
@@ -439,6 +452,21 @@ fn path_word(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_entry_and_one_byte_are_said_in_the_singular() {
+        let size = |entries, bytes| Size {
+            entries,
+            bytes,
+            flag_words: 0,
+        };
+        assert_eq!(size(1, 0).tree_words(), "1 entry, 0 bytes");
+        assert_eq!(size(2, 1).tree_words(), "2 entries, 1 byte");
+        assert_eq!(
+            size(18006, 78818239).tree_words(),
+            "18006 entries, 78818239 bytes"
+        );
+    }
 
     const FILE: &str = "description = d\ncommon = -P -c\n\n[a]\n-x\n# note\n-y -z\n[b]\n-x\n";
 
