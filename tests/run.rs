@@ -429,3 +429,23 @@ fn a_program_that_is_not_executable_is_a_usage_error_that_says_so() {
         "{out}"
     );
 }
+
+/// A tree or a program named by bytes that are not UTF-8 is refused naming the
+/// argument, the flag it is the value of, and its bytes, not with a bare "invalid
+/// UTF-8 somewhere".
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_named_with_its_flag() {
+    use std::os::unix::ffi::OsStrExt;
+    let tree = std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9");
+    let out = crate::util::Cmd::new(crate::util::eqcheck())
+        .arg("--tree")
+        .arg(tree)
+        .output();
+    assert_exit(&out, 2);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("argument 2 (the value of --tree) is not UTF-8: `/tmp/caf\\xe9`"),
+        "{out}"
+    );
+}
