@@ -432,3 +432,35 @@ fn a_quoted_variant_of_several_words_is_the_arms_even_if_it_starts_with_a_bench_
         "{out}"
     );
 }
+
+/// A side whose runs leave processes behind is timed without what those went on
+/// to do (they are killed): the bench says so, run by run in the JSON and once as
+/// a warning.
+#[cfg(unix)]
+#[test]
+fn a_side_that_leaves_processes_running_is_warned_of() {
+    let dir = temp_dir();
+    let late = dir.path().join("late");
+    let out = bench(
+        &double("print ''"),
+        &double(&format!("linger {} 1", late.display())),
+        &["--rounds", "3", "--warmup", "0"],
+    );
+    assert_exit(&out, 0);
+    let report = json_report(&out);
+    let runs = row(&report)["runs"].as_array().expect("runs").clone();
+    let left = |side: &str| -> Vec<u64> {
+        (runs.iter())
+            .filter(|r| r["side"] == side)
+            .map(|r| r["left_running"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!((left("a"), left("b")), (vec![0; 3], vec![1; 3]), "{out}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("B left processes running past its end in 3 of 3 runs"),
+        "{out}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!late.exists(), "a child a timed run left went on running");
+}

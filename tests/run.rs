@@ -449,3 +449,51 @@ fn an_argument_that_is_not_utf8_is_named_with_its_flag() {
         "{out}"
     );
 }
+
+/// What an arm leaves running is counted before it is ended, and told: in the
+/// JSON per arm, as a note on each case, and once as a warning over the run. Run
+/// as root (a control group counts every process) and, where the tests run as
+/// root, as an unprivileged user too (no control group: the orphans are counted).
+#[cfg(unix)]
+#[test]
+fn what_an_arm_leaves_running_is_counted_and_told() {
+    let dir = temp_dir();
+    crate::util::set_mode(dir.path(), 0o777);
+    let late = dir.path().join("late");
+    let lingerer = double(&format!("linger {} 1", late.display()));
+    let quiet = double("print ''");
+    let mut users = vec![None];
+    if crate::util::is_root() {
+        users.push(Some((65534, 65534)));
+    }
+    for user in users {
+        let out = crate::util::Cmd::new(crate::util::eqcheck())
+            .args(["--ref", &quiet, "--cand", &lingerer, "--tree", "basic"])
+            .args(["--sets", "depth", "--json", "-"])
+            .env("TMPDIR", dir.path())
+            .cwd(dir.path())
+            .user(user)
+            .output();
+        assert_exit(&out, 0);
+        let report = json_report(&out);
+        for case in crate::util::report_cases(&report, &out) {
+            assert_eq!(case["candidate"]["left_running"], 1, "{user:?}\n{out}");
+            assert_eq!(case["reference"]["left_running"], 0, "{user:?}\n{out}");
+            let notes = case["notes"].to_string();
+            assert!(
+                notes.contains("the candidate left a process running past its end; it was killed"),
+                "{user:?}\n{out}"
+            );
+        }
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("arms left processes running past their end, which were killed, in "),
+            "{user:?}\n{out}"
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !late.exists(),
+        "a child the arm left behind went on running"
+    );
+}

@@ -357,6 +357,7 @@ impl OnTree<'_> {
             stdout,
             stderr,
             duration: cost.wall,
+            left_running: cost.left_running.unwrap_or(0),
         };
         (cost, captured)
     }
@@ -389,6 +390,7 @@ fn record(slot: Slot, side: Side, cost: &Cost, output: &Output) -> TimedRun {
         user_ms: cost.user.map(millis),
         system_ms: cost.system.map(millis),
         peak_bytes: cost.peak_bytes,
+        left_running: cost.left_running.unwrap_or(0),
         stdout_sha256: output.digests.as_ref().map(|d| Digests::hex(&d.stdout)),
         stderr_sha256: output.digests.as_ref().map(|d| Digests::hex(&d.stderr)),
         correctness: Correctness::NotCompared,

@@ -102,6 +102,7 @@ pub fn warnings(tree: &BenchTree) -> Vec<String> {
             Some(_) => {}
             None => said.push(format!("{name}: no round where both A and B counted: no ratio")),
         }
+        said.extend(left_running(row, &name));
         let fewest = row.a.counted.min(row.b.counted);
         if fewest < FEWEST_TRUSTED && row.ratio.is_some() {
             said.push(format!(
@@ -110,6 +111,24 @@ pub fn warnings(tree: &BenchTree) -> Vec<String> {
         }
     }
     said
+}
+
+/// A side whose runs left processes behind: they were killed, so its times do
+/// not include what they would have gone on to do.
+fn left_running(row: &crate::outcome::bench::BenchRow, name: &str) -> Vec<String> {
+    [Side::A, Side::B]
+        .into_iter()
+        .filter_map(|side| {
+            let runs = row.runs.iter().filter(|r| r.side == side);
+            let (all, left) = runs.fold((0, 0), |(all, left), r| {
+                (all + 1, left + usize::from(r.left_running > 0))
+            });
+            (left > 0).then(|| format!(
+                "{name}: {} left processes running past its end in {left} of {all} runs; they were killed, so its times leave out what they went on to do",
+                side.name()
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -129,6 +148,7 @@ mod tests {
             user_ms: Some(wall_ms / 2.0),
             system_ms: Some(wall_ms / 4.0),
             peak_bytes: Some(1000),
+            left_running: 0,
             stdout_sha256: None,
             stderr_sha256: None,
             correctness: Correctness::Same,

@@ -86,7 +86,7 @@ pub(super) fn run_case(
         None => compare::judge(&reference, &candidate, root, &rules),
     };
     let _ = std::fs::remove_dir_all(dir);
-    CaseOutcome {
+    let mut outcome = CaseOutcome {
         id: case.id.clone(),
         tree: tree.name.to_string(),
         fs: tree.fs.name().to_string(),
@@ -98,7 +98,28 @@ pub(super) fn run_case(
         streams: judged.streams,
         fired: judged.fired,
         notes: judged.notes,
-    }
+    };
+    outcome.notes.extend(left_running_notes(&outcome));
+    outcome
+}
+
+/// What an arm left running is not in its output, yet it is behaviour: a walker
+/// that leaves a helper behind, or one that its rewrite stopped leaving.
+fn left_running_notes(case: &CaseOutcome) -> Vec<String> {
+    [
+        ("reference", &case.reference),
+        ("candidate", &case.candidate),
+    ]
+    .into_iter()
+    .filter(|(_, arm)| arm.left_running > 0)
+    .map(|(name, arm)| {
+        let (processes, killed) = match arm.left_running {
+            1 => ("a process".to_string(), "it was killed"),
+            n => (format!("{n} processes"), "they were killed"),
+        };
+        format!("the {name} left {processes} running past its end; {killed}")
+    })
+    .collect()
 }
 
 /// One arm of one case, with the tree's guard.
@@ -161,6 +182,7 @@ fn arm_run(
         .iter()
         .map(|r| r.duration.as_secs_f64() * 1000.0)
         .collect();
+    let left_running = runs.iter().map(|r| r.left_running).max().unwrap_or(0);
     let first = runs
         .into_iter()
         .next()
@@ -174,5 +196,6 @@ fn arm_run(
         status: first.status,
         duration_ms: durations_ms[0],
         durations_ms,
+        left_running,
     }
 }

@@ -175,6 +175,8 @@ pub struct Captured {
     pub stdout: PathBuf,
     pub stderr: PathBuf,
     pub duration: Duration,
+    /// Processes it left running when it ended, since ended (0 where not counted).
+    pub left_running: usize,
 }
 
 impl Captured {
@@ -185,6 +187,7 @@ impl Captured {
             stdout: PathBuf::new(),
             stderr: PathBuf::new(),
             duration: Duration::ZERO,
+            left_running: 0,
         }
     }
 }
@@ -215,6 +218,7 @@ pub fn run_arm(
         stdout,
         stderr,
         duration: cost.wall,
+        left_running: cost.left_running.unwrap_or(0),
     }
 }
 

@@ -17,6 +17,13 @@ pub struct ArmRun {
     pub duration_ms: f64,
     /// Every run's wall time, in run order.
     pub durations_ms: Vec<f64>,
+    /// The most processes any of its runs left running when its own process
+    /// ended: eqcheck ended them, so they could not go on writing into the tree
+    /// or the next run's HOME. Counted on Linux and macOS through the keeper (on
+    /// Linux without a control group, and on macOS, only those found first) and
+    /// on Windows in the run's job.
+    #[serde(default)]
+    pub left_running: usize,
 }
 
 /// How an arm ended. Only `Exited` and `Signaled` runs are ever compared.

@@ -183,6 +183,10 @@ pub struct TimedRun {
     pub user_ms: Option<f64>,
     pub system_ms: Option<f64>,
     pub peak_bytes: Option<u64>,
+    /// Processes the run left running past its end, which were then killed: its
+    /// time does not include what they went on to do.
+    #[serde(default)]
+    pub left_running: usize,
     pub stdout_sha256: Option<String>,
     pub stderr_sha256: Option<String>,
     pub correctness: Correctness,

@@ -43,8 +43,8 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
     for fact in facts {
         writeln!(out, "- {fact}")?;
     }
-    for warning in &outcome.warnings {
-        writeln!(out, "- **warning**: {}", plain(warning))?;
+    for warning in summary::warnings(outcome) {
+        writeln!(out, "- **warning**: {}", plain(&warning))?;
     }
     writeln!(out)?;
     summary_table(outcome, out)?;

@@ -311,7 +311,7 @@ impl Reports {
     /// a failure: it does not change the verdict.
     pub fn write(mut self, outcome: &RunOutcome) -> Result<(), ReportError> {
         self.progress.clear();
-        for warning in &outcome.warnings {
+        for warning in summary::warnings(outcome) {
             eprintln!("eqcheck: warning: {warning}");
         }
         let mut results = Vec::new();

@@ -133,6 +133,45 @@ pub fn shard_note(outcome: &RunOutcome) -> Option<String> {
     })
 }
 
+/// Every warning a report gives: the run's own, then those its cases add up to
+/// (told from the cases, so a merged run says them once, over all its shards).
+pub fn warnings(outcome: &RunOutcome) -> Vec<String> {
+    let mut warnings = outcome.warnings.clone();
+    warnings.extend(left_running_warning(outcome));
+    warnings
+}
+
+/// Arms that left processes running past their end, over the whole run: in how
+/// many cases, and the first few with who left how many.
+fn left_running_warning(outcome: &RunOutcome) -> Option<String> {
+    const NAMED: usize = 3;
+    let cases: Vec<String> = (outcome.cases.iter())
+        .filter_map(|case| {
+            let arms: Vec<String> = [
+                ("reference", &case.reference),
+                ("candidate", &case.candidate),
+            ]
+            .into_iter()
+            .filter(|(_, arm)| arm.left_running > 0)
+            .map(|(name, arm)| format!("{name} {}", arm.left_running))
+            .collect();
+            (!arms.is_empty()).then(|| format!("{} ({})", case.name(), arms.join(", ")))
+        })
+        .collect();
+    if cases.is_empty() {
+        return None;
+    }
+    let more = match cases.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    Some(format!(
+        "arms left processes running past their end, which were killed, in {} case(s): {}{more}",
+        cases.len(),
+        cases[..cases.len().min(NAMED)].join(", ")
+    ))
+}
+
 /// `cpu: eqcheck 0.41 s, arms 12.03 s (eqcheck's own is 3.4% of the arms')`: what
 /// the harness cost beside what it ran, where it was measured.
 pub fn cpu_note(outcome: &RunOutcome) -> Option<String> {

@@ -77,7 +77,7 @@ impl Colors {
 pub fn write(outcome: &RunOutcome, out: &mut dyn Write, colors: Colors) -> io::Result<()> {
     run_header(outcome, out)?;
     trees(outcome, out)?;
-    for warning in &outcome.warnings {
+    for warning in summary::warnings(outcome) {
         writeln!(out, "warning: {warning}")?;
     }
     writeln!(out)?;

@@ -134,13 +134,16 @@ impl Container {
     }
 
     /// Ends every process in the group and waits until none is left in it (a
-    /// process that has ended but is not yet reaped is not in it any more).
-    pub fn end_all(&self) {
+    /// process that has ended but is not yet reaped is not in it any more); says
+    /// how many were in it at first.
+    pub fn end_all(&self) -> usize {
         let deadline = Instant::now() + GIVE_UP_AFTER;
+        let mut first = None;
         loop {
             let members = members(&self.dir);
+            let found = *first.get_or_insert(members.len());
             if members.is_empty() || Instant::now() > deadline {
-                return;
+                return found;
             }
             // Kernels before 5.14 have no `cgroup.kill`: each member, then.
             match std::fs::write(self.dir.join("cgroup.kill"), "1") {
@@ -154,7 +157,7 @@ impl Container {
 
 impl Drop for Container {
     fn drop(&mut self) {
-        self.end_all();
+        let _ = self.end_all();
         let _ = std::fs::remove_dir(&self.dir);
     }
 }

@@ -31,6 +31,18 @@ pub(super) fn left_of_run(_leader: u32) -> Vec<u32> {
     children
 }
 
+/// Those of `pids` still running: not ended, not waiting to be reaped.
+pub(super) fn running(pids: Vec<u32>) -> Vec<u32> {
+    pids.into_iter()
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| parse_stat(pid, &stat))
+                .is_some_and(|process| !process.zombie)
+        })
+        .collect()
+}
+
 fn own_children_by_scan() -> Vec<u32> {
     let me = std::process::id();
     let table = processes();

@@ -67,14 +67,20 @@ impl Collector {
     /// run's session and group) has been reaped: the control group at once, if
     /// any; then its group and every process the system lets this process find
     /// (its children, the orphans it collected, the run's session), killed and
-    /// reaped round after round until none is left.
-    pub fn end_run(&mut self, leader: u32) {
+    /// reaped round after round until none is left. Says how many processes the
+    /// run had left running: every one, from a control group; else those this
+    /// process found first (the orphans, whose own children it finds as they die).
+    pub fn end_run(&mut self, leader: u32) -> usize {
         #[cfg(target_os = "linux")]
         if let Some(container) = &mut self.container {
-            container.end_all();
+            let left = container.end_all();
             container.renew_if_killed();
+            end_run(leader);
+            return left;
         }
+        let left = platform::running(platform::left_of_run(leader)).len();
         end_run(leader);
+        left
     }
 }
 

@@ -49,6 +49,7 @@ impl Runs {
             stdout: out,
             stderr: err,
             duration: Duration::ZERO,
+            left_running: 0,
         }
     }
 }

@@ -71,6 +71,9 @@ pub struct Cost {
     /// Peak resident set (Unix) or peak committed memory (Windows) of the largest
     /// process, in bytes.
     pub peak_bytes: Option<u64>,
+    /// Processes the run left running when its first one ended, which were then
+    /// ended; none where that is not counted (a run measured in this process).
+    pub left_running: Option<usize>,
 }
 
 impl Cost {
@@ -81,6 +84,7 @@ impl Cost {
             user: None,
             system: None,
             peak_bytes: None,
+            left_running: None,
         }
     }
 }

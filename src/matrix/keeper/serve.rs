@@ -41,6 +41,7 @@ pub(super) struct Measured {
     user_ns: Option<u64>,
     system_ns: Option<u64>,
     peak_bytes: Option<u64>,
+    left_running: Option<usize>,
 }
 
 /// What the keeper's one thread of work waits for.
@@ -131,9 +132,12 @@ impl Keeper {
         let (reaped, wall, timed_out) = self.wait(pid, started, request);
         // Whatever the run left (in its group, or escaped from it) would go on
         // using the machine, and the tree, and the HOME of the runs after it.
-        self.collector.end_run(pid);
+        let left = self.collector.end_run(pid);
         let cost = match reaped {
-            Ok((raw_status, usage)) => unix::cost_of(raw_status, &usage, wall, timed_out),
+            Ok((raw_status, usage)) => Cost {
+                left_running: Some(left),
+                ..unix::cost_of(raw_status, &usage, wall, timed_out)
+            },
             Err(err) => Cost::failed(format!("waiting for process {pid}: {err}")),
         };
         Reply::Done(Measured::from(cost))
@@ -261,6 +265,7 @@ impl From<Cost> for Measured {
             user_ns: cost.user.map(nanos),
             system_ns: cost.system.map(nanos),
             peak_bytes: cost.peak_bytes,
+            left_running: cost.left_running,
         }
     }
 }
@@ -273,6 +278,7 @@ impl From<Measured> for Cost {
             user: measured.user_ns.map(Duration::from_nanos),
             system: measured.system_ns.map(Duration::from_nanos),
             peak_bytes: measured.peak_bytes,
+            left_running: measured.left_running,
         }
     }
 }

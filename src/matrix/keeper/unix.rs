@@ -76,6 +76,7 @@ pub(super) fn cost_of(
         user: Some(duration_of(usage.ru_utime)),
         system: Some(duration_of(usage.ru_stime)),
         peak_bytes: Some(peak_bytes(usage.ru_maxrss)),
+        left_running: None,
     }
 }
 

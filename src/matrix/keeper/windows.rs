@@ -75,6 +75,11 @@ pub fn wait(
     }
     let ended = wait_or_stop(process, started, timeout, cap);
     let timed_out = ended == Ended::TimedOut;
+    // What is still in the job once its first process is gone is what the run
+    // left; closing the job ends it.
+    let left_running = (ended == Ended::Exited)
+        .then(|| job.as_ref().map(still_in))
+        .flatten();
     if ended != Ended::Exited {
         if let Some(job) = &job {
             // SAFETY: a live job handle.
@@ -100,7 +105,15 @@ pub fn wait(
         user,
         system,
         peak_bytes,
+        left_running,
     }
+}
+
+/// The processes still alive in the job: past the run's own, what it left.
+fn still_in(job: &Job) -> usize {
+    let basic: Option<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION> =
+        query(job, JobObjectBasicAccountingInformation);
+    basic.map_or(0, |b| b.ActiveProcesses as usize)
 }
 
 /// Lets every thread of process `pid` run (a process started suspended has one);
