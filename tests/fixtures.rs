@@ -486,3 +486,35 @@ fn xattrs_the_file_system_refuses_are_skipped_and_named() {
         assert!(into.join("kept").is_file(), "{out}");
     }
 }
+
+/// A time the file system cannot hold is never clamped silently: the built
+/// entry has the spec's time, or the build names the entry, the time asked and
+/// the time kept (ext4 keeps 1901-12-13 to 2446-05-10; tmpfs and xfs with bigtime
+/// keep these times as they are).
+#[test]
+fn a_time_the_file_system_cannot_hold_is_kept_exactly_or_said() {
+    let dir = temp_dir();
+    let spec = dir.path().join("far.tree");
+    fs::write(
+        &spec,
+        "file far mtime=@20000000000\nfile before mtime=@-20000000000\n",
+    )
+    .unwrap();
+    let into = dir.path().join("built");
+    let out = Cmd::new(crate::util::eqcheck())
+        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
+        .args([OsStr::new("--into"), into.as_os_str()])
+        .output();
+    assert_exit(&out, 0);
+    let said = crate::util::lossy(&out.stderr);
+    for (name, wanted) in [("far", 20_000_000_000_i64), ("before", -20_000_000_000)] {
+        let kept = fs::symlink_metadata(into.join(name)).unwrap().mtime();
+        if kept != wanted {
+            assert!(
+                said.contains(&format!("skipped `{name}`: times: mtime "))
+                    && said.contains("is out of the file system's range; it holds "),
+                "{name}: mtime {wanted} kept as {kept} without a word\n{out}"
+            );
+        }
+    }
+}

@@ -431,3 +431,44 @@ fn keep_says_an_image_goes_with_the_run_and_how_to_build_it_again() {
         "temp folder not emptied"
     );
 }
+
+/// On exFAT a time inside its range is kept as given, even one set alone (the
+/// FUSE driver keeps neither time when the other is left out), and one outside it
+/// is said with the range, not clamped silently.
+#[test]
+fn exfat_keeps_the_times_it_can_hold_and_names_those_it_cannot() {
+    let needs = [
+        Capability::Root,
+        Capability::PrivateMounts,
+        Capability::FileSystemImage("exfat"),
+    ];
+    if needs.into_iter().any(skip_unless) {
+        return;
+    }
+    let scratch = temp_dir();
+    let spec = scratch.path().join("times.tree");
+    std::fs::write(
+        &spec,
+        "file kept mtime=@1000000000\nfile early mtime=1960-01-01T00:00:00Z\n",
+    )
+    .unwrap();
+    let script = r#"
+set -u
+"$EQCHECK" trees build "$SPEC" --fs exfat --into "$DIR/image" 2>"$DIR/said" || exit 10
+echo "kept=$(stat -c %Y "$DIR/image/mnt/tree/kept")"
+"$EQCHECK" trees unmount "$DIR/image" || exit 12
+"#;
+    let out = Cmd::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .env("EQCHECK", eqcheck())
+        .env("SPEC", &spec)
+        .env("DIR", scratch.path())
+        .output();
+    assert_eq!(out.code, Some(0), "{out}");
+    assert!(lossy(&out.stdout).contains("kept=1000000000"), "{out}");
+    let said = std::fs::read_to_string(scratch.path().join("said")).unwrap();
+    assert!(
+        said.contains("mtime 1960-01-01T00:00:00Z: exfat holds times from 1980-01-01T00:00:00Z"),
+        "{said}\n{out}"
+    );
+}
