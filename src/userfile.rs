@@ -22,10 +22,34 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The whole file at `path` as text, when it is a regular file of UTF-8.
+/// The whole file at `path` as text, when it is a regular file of UTF-8; a
+/// byte-order mark that some editors put first is not part of the text. A byte
+/// that is not UTF-8 is named with its line and column.
 pub fn read_to_string(path: &Path) -> io::Result<String> {
-    String::from_utf8(read(path)?)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+    let text = String::from_utf8(read(path)?).map_err(|err| {
+        let message = not_utf8(err.as_bytes(), err.utf8_error().valid_up_to());
+        io::Error::new(io::ErrorKind::InvalidData, message)
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// Where the first byte that is not UTF-8 is, for the message: line and column
+/// count from 1, the column in bytes.
+fn not_utf8(bytes: &[u8], at: usize) -> String {
+    let before = &bytes[..at];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    format!(
+        "not UTF-8 text: line {line}, column {} holds the byte 0x{:02x}",
+        at - line_start + 1,
+        bytes[at]
+    )
 }
 
 /// Opens for reading; on Unix without blocking, which opening a FIFO with no
@@ -67,6 +91,20 @@ fn kind(meta: &Metadata) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_a_byte_that_is_not_utf8_is_placed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "\u{feff}file a\n").unwrap();
+        assert_eq!(read_to_string(&file).unwrap(), "file a\n");
+        std::fs::write(&file, b"file a\nfile b\xff size=1\n").unwrap();
+        let err = read_to_string(&file).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not UTF-8 text: line 2, column 7 holds the byte 0xff"
+        );
+    }
 
     #[test]
     fn only_regular_files_are_read() {

@@ -518,3 +518,25 @@ fn a_time_the_file_system_cannot_hold_is_kept_exactly_or_said() {
         }
     }
 }
+
+/// Linux answers an xattr namespace it does not have as it answers a file system
+/// without xattrs; the skip names the namespace, not the file system.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unknown_xattr_namespace_is_named_as_such() {
+    let dir = temp_dir();
+    let spec = dir.path().join("ns.tree");
+    fs::write(&spec, "file a xattr.bogusns.x=1\n").unwrap();
+    let into = dir.path().join("built");
+    let out = Cmd::new(crate::util::eqcheck())
+        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
+        .args([OsStr::new("--into"), into.as_os_str()])
+        .output();
+    assert_exit(&out, 0);
+    assert!(
+        crate::util::lossy(&out.stderr).contains(
+            "xattr bogusns.x: Linux has no xattr namespace `bogusns` (it has user, trusted, security, system)"
+        ),
+        "{out}"
+    );
+}

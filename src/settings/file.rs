@@ -146,6 +146,20 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
     let written: Written = toml::from_str(text).map_err(|err| {
         let message = in_toml_words(err.message());
         match err.span() {
+            // The span is the second key itself, which the message leaves unnamed.
+            Some(span) if message == "duplicate key" => {
+                let key = text
+                    .get(span.clone())
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string();
+                at(
+                    path,
+                    text,
+                    span,
+                    format!("`{key}` is given twice; give it once"),
+                )
+            }
             Some(span) => match key_of_value_at(text, span.start) {
                 Some(key) => at(path, text, span, format!("{key}: {message}")),
                 None => at(path, text, span, message),

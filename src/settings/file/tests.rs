@@ -120,6 +120,10 @@ fn what_toml_and_the_types_refuse_is_reported_at_its_line_and_column() {
             "eqcheck.toml:2:5: X: invalid type: integer `1`, expected a string",
         ),
         ("runs = [", "eqcheck.toml:1:9: runs: unclosed array, expected `]`"),
+        (
+            "runs = 2\n[env]\nA = \"1\"\n A = \"2\"",
+            "eqcheck.toml:4:2: `A` is given twice; give it once",
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(error("eqcheck.toml", text), expected, "{text}");

@@ -199,6 +199,16 @@ fn a_tree_from_a_config_starts_at_its_folder() {
         message.starts_with("--tree: unknown tree `nosuchtree` (known: "),
         "{message}"
     );
+    // A path that names nothing is said to be one, not an unknown tree's name.
+    let gone = dir.path().join("gone").to_string_lossy().into_owned();
+    let message = tree(&Given::flag("--tree", gone.clone()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        message,
+        format!("--tree: `{gone}`: no such folder or file; a tree is a folder, a .tree file or one of basic, edge, nm, wide, deep, huge")
+    );
 }
 
 #[test]
