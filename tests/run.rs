@@ -497,3 +497,28 @@ fn what_an_arm_leaves_running_is_counted_and_told() {
         "a child the arm left behind went on running"
     );
 }
+
+/// A script whose `#!` line names an interpreter that is not there is refused up
+/// front, naming the interpreter: the kernel's "no such file" in every case
+/// would read as if the script itself were missing.
+#[cfg(unix)]
+#[test]
+fn a_script_whose_interpreter_is_missing_is_refused_naming_the_interpreter() {
+    let dir = temp_dir();
+    let script = written(dir.path(), "walker.sh", "#!/no/such/sh -e\necho ran\n");
+    crate::util::set_mode(std::path::Path::new(&script), 0o755);
+    let out = run([
+        "--ref",
+        &script,
+        "--cand",
+        &eqcheck_walk("fast"),
+        "--tree",
+        "basic",
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("is a script for `/no/such/sh` (its first line, #!), which does not exist"),
+        "{out}"
+    );
+}

@@ -112,6 +112,26 @@ pub fn is_executable(_path: &Path) -> bool {
     true
 }
 
+/// The interpreter a script's first line (`#!`) names, when it cannot be run:
+/// the kernel's ENOENT for it would read as if the script itself were missing.
+#[cfg(unix)]
+pub fn missing_interpreter(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let file = std::fs::File::open(path).ok()?;
+    let read = file.take(head.len() as u64).read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let interpreter = std::str::from_utf8(line).ok()?.split_whitespace().next()?;
+    let usable = Path::new(interpreter).is_file() && is_executable(Path::new(interpreter));
+    (interpreter.starts_with('/') && !usable).then(|| interpreter.to_string())
+}
+
+#[cfg(not(unix))]
+pub fn missing_interpreter(_path: &Path) -> Option<String> {
+    None
+}
+
 /// The arm's argv for a case: command, common args, the set, then the flag-set
 /// file's operand words (the tree), unless the arm's own command places `{tree}`;
 /// then a `{tree}` standing alone among the common args (where `find`'s sets put

@@ -346,6 +346,12 @@ fn command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
             format!("program `{program}` is not executable: make it so (chmod +x), or name its interpreter first (`sh {program}`)"),
         ));
     }
+    if let Some(interpreter) = arm::missing_interpreter(&found) {
+        return Err(SettingsError::at(
+            given,
+            format!("program `{program}` is a script for `{interpreter}` (its first line, #!), which does not exist or cannot be run here"),
+        ));
+    }
     *program = std::path::absolute(&found)
         .unwrap_or(found)
         .to_string_lossy()
