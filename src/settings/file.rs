@@ -140,36 +140,31 @@ pub fn find(named: Option<&Path>, disabled: bool) -> Result<Option<ProjectFile>,
     parse(path, &text).map(Some)
 }
 
+/// What TOML or the types refused, at its place and in a TOML file's words.
+fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> FileError {
+    let message = in_toml_words(err.message());
+    match err.span() {
+        // The span is the second key itself, which the message leaves unnamed.
+        Some(span) if message == "duplicate key" => {
+            let key = text.get(span.clone()).unwrap_or_default().trim();
+            let said = format!("`{key}` is given twice; give it once");
+            at(path, text, span, said)
+        }
+        Some(span) => match key_of_value_at(text, span.start) {
+            Some(key) => at(path, text, span, format!("{key}: {message}")),
+            None => at(path, text, span, message),
+        },
+        None => FileError::Whole {
+            file: path.display().to_string(),
+            message,
+        },
+    }
+}
+
 /// Parses a config's text; `path` names the file in errors and places, and its
 /// folder is where the file's relative paths start.
 pub fn parse(path: &Path, text: &str) -> Result<ProjectFile, FileError> {
-    let written: Written = toml::from_str(text).map_err(|err| {
-        let message = in_toml_words(err.message());
-        match err.span() {
-            // The span is the second key itself, which the message leaves unnamed.
-            Some(span) if message == "duplicate key" => {
-                let key = text
-                    .get(span.clone())
-                    .unwrap_or_default()
-                    .trim()
-                    .to_string();
-                at(
-                    path,
-                    text,
-                    span,
-                    format!("`{key}` is given twice; give it once"),
-                )
-            }
-            Some(span) => match key_of_value_at(text, span.start) {
-                Some(key) => at(path, text, span, format!("{key}: {message}")),
-                None => at(path, text, span, message),
-            },
-            None => FileError::Whole {
-                file: path.display().to_string(),
-                message,
-            },
-        }
-    })?;
+    let written: Written = toml::from_str(text).map_err(|err| toml_error(path, text, &err))?;
     let given = |key: &'static str| move |value| spanned(path, text, key, value);
     let build = written.build.unwrap_or(WrittenBuild {
         command: None,
