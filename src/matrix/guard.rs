@@ -49,8 +49,13 @@ impl<'a> Guard<'a> {
     ) -> Guard<'a> {
         let (watch, how) = match watch {
             Ok(watch) => {
+                let files = match watch.files() {
+                    0 => String::new(),
+                    1 => " and 1 file with other links".to_string(),
+                    n => format!(" and {n} files with other links"),
+                };
                 let how = format!(
-                    "watched (inotify on {} folders), fingerprinted at the start and the end",
+                    "watched (inotify on {} folders{files}), fingerprinted at the start and the end",
                     watch.folders()
                 );
                 (Some(watch), how)

@@ -209,8 +209,10 @@ pub(crate) fn fingerprint_and_watch(
         let watching = guard.map(|_| scope.spawn(|| watch::start(root)));
         let baseline = fingerprint::take(root, guard.unwrap_or_default());
         let watch = watching.map(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err("the watch's setup panicked".into()))
+            let started = (w.join()).unwrap_or_else(|_| Err("the watch's setup panicked".into()));
+            // Only the fingerprint knows which files have links elsewhere.
+            let linked = baseline.linked_files();
+            started.and_then(|mut watch| watch.watch_files(root, &linked).map(|()| watch))
         });
         (baseline, watch)
     })

@@ -157,3 +157,31 @@ fn a_change_after_the_last_arm_is_found_at_the_end_of_a_watched_tree() {
         Some(vec!["sub/file: mode 644 -> 640".to_string()])
     );
 }
+
+/// A file with a link outside the tree can be written through that link, which
+/// no folder of the tree hears of: its own watch does, as the arm writes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_through_a_link_outside_the_tree_is_blamed_on_the_arm_that_made_it() {
+    let outside = tempfile::tempdir().unwrap();
+    let dir = tree();
+    let link = outside.path().join("link");
+    std::fs::hard_link(dir.path().join("sub/file"), &link).unwrap();
+    let depth = fingerprint::Depth::Metadata;
+    let (baseline, watch) = crate::matrix::fingerprint_and_watch(dir.path(), Some(depth));
+    let guard = Guard::new(dir.path(), depth, &baseline, watch.expect("a watch"));
+    guard.arm_started(Blame::Reference, ONE);
+    assert_eq!(guard.check(Blame::Reference, ONE), None);
+    guard.arm_started(Blame::Candidate, ONE);
+    std::fs::write(&link, b"written elsewhere").unwrap();
+    let (arm, changes) = changed_by(guard.check(Blame::Candidate, ONE));
+    assert_eq!(arm, Blame::Candidate, "{changes:?}");
+    assert!(
+        guard
+            .report()
+            .0
+            .contains("on 2 folders and 1 file with other links"),
+        "{:?}",
+        guard.report()
+    );
+}

@@ -20,4 +20,16 @@ impl TreeWatch {
     pub fn folders(&self) -> usize {
         match *self {}
     }
+
+    pub fn files(&self) -> usize {
+        match *self {}
+    }
+
+    pub fn watch_files(
+        &mut self,
+        _root: &std::path::Path,
+        _files: &[std::path::PathBuf],
+    ) -> Result<(), String> {
+        match *self {}
+    }
 }

@@ -18,8 +18,10 @@ const SHOWN: usize = 10;
 /// An inotify instance with a watch on every folder of one tree.
 pub struct TreeWatch {
     fd: OwnedFd,
-    /// Each watch's folder, relative to the tree's root.
+    /// Each watch's folder (or linked file), relative to the tree's root.
     folders: HashMap<i32, PathBuf>,
+    /// How many of those watches are on files.
+    files: usize,
     buffer: Vec<MaybeUninit<u8>>,
 }
 
@@ -69,6 +71,7 @@ pub fn start(root: &Path) -> Result<TreeWatch, String> {
         None => Ok(TreeWatch {
             fd,
             folders,
+            files: 0,
             buffer: vec![MaybeUninit::uninit(); 16 * 1024],
         }),
     }
@@ -118,7 +121,34 @@ fn shown(relative: &Path) -> String {
 impl TreeWatch {
     /// How many folders are watched.
     pub fn folders(&self) -> usize {
-        self.folders.len()
+        self.folders.len() - self.files
+    }
+
+    /// How many files are watched themselves (see `watch_files`).
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// Watches each of `files` (relative to `root`) itself: a file with a link
+    /// outside the tree can be written through that link, which no folder of the
+    /// tree hears of, while a watch on the file's inode hears of every write.
+    pub fn watch_files(&mut self, root: &Path, files: &[PathBuf]) -> Result<(), String> {
+        let flags = WatchFlags::MODIFY | WatchFlags::ATTRIB;
+        for file in files {
+            let wd = inotify::add_watch(&self.fd, root.join(file), flags).map_err(|e| {
+                let why = match e {
+                    rustix::io::Errno::NOSPC => "NOSPC".to_string(),
+                    other => other.to_string(),
+                };
+                why_not(file, &why, self.folders.len())
+            })?;
+            // Two links of one file inside the tree are one inode: one watch.
+            if let std::collections::hash_map::Entry::Vacant(new) = self.folders.entry(wd) {
+                new.insert(file.clone());
+                self.files += 1;
+            }
+        }
+        Ok(())
     }
 
     /// What changed since the last drain.
