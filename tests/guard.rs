@@ -535,6 +535,35 @@ fn a_noexec_temp_folder_is_named_before_any_case_with_tmpdir_as_the_way_out() {
     );
 }
 
+/// A temp folder too small for the copy of the program made for the arm user is
+/// named, with the copy's path, the program's size and the room there was.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_temp_folder_too_small_for_the_arms_program_says_how_small() {
+    if skip_unless(Capability::Root) || skip_unless(Capability::MountTmpfs) {
+        return;
+    }
+    let dir = temp_dir();
+    let _small = crate::util::Mount::tmpfs(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    // The default arms are eqcheck itself, larger than the 8 MiB folder.
+    let out = Cmd::new(eqcheck())
+        .args(["--tree", "basic", "--sets", "depth"])
+        .env("TMPDIR", dir.path())
+        .output();
+    assert_exit(&out, 3);
+    let said = String::from_utf8_lossy(&out.stderr);
+    let copying = format!(
+        "copying {} to {}",
+        eqcheck().display(),
+        dir.path().display()
+    );
+    assert!(said.contains(&copying), "{out}");
+    assert!(
+        said.contains(" free there; set TMPDIR to a roomier folder)"),
+        "{out}"
+    );
+}
+
 /// With two jobs, the case whose candidate changed the tree is never judged as
 /// though it had not: it is blamed, or it says the tree had already changed and
 /// the blamed case names it among the arms running at the time. Checks that

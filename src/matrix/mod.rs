@@ -114,9 +114,11 @@ pub enum MatrixError {
     Image(#[from] crate::fsimage::FsError),
     #[error("cannot make the run's scratch folder: {0}")]
     Scratch(std::io::Error),
-    #[error("cannot prepare the run's scratch folder for {user}")]
+    #[error("cannot prepare the run's scratch folder for {user}: {doing}")]
     ForUser {
         user: String,
+        /// What was being done, to which paths.
+        doing: String,
         source: std::io::Error,
     },
     #[error(

@@ -72,9 +72,14 @@ impl Scratch {
             .and_then(|()| crate::cleanup::open_to_others(&folder))
             .and_then(|()| std::fs::copy(program, &copy))
             .and_then(|_| crate::cleanup::open_to_others(&copy));
-        made.map_err(|source| MatrixError::ForUser {
-            user: user.describe(),
-            source,
+        made.map_err(|source| {
+            // A copy cut short holds room the message is to measure.
+            let _ = std::fs::remove_file(&copy);
+            MatrixError::ForUser {
+                user: user.describe(),
+                doing: copying(program, &copy, &source),
+                source,
+            }
         })?;
         Ok(copied(arm, &copy))
     }
@@ -83,6 +88,7 @@ impl Scratch {
     pub fn open_to_arms(&self, user: &ArmUser) -> Result<(), MatrixError> {
         crate::cleanup::open_to_others(&self.0).map_err(|source| MatrixError::ForUser {
             user: user.describe(),
+            doing: format!("opening {} to them", self.0.display()),
             source,
         })?;
         match exec::blocked_for(&self.0, user, true) {
@@ -120,6 +126,23 @@ fn noexec_mount(folder: &Path) -> Option<PathBuf> {
 #[cfg(not(target_os = "linux"))]
 fn noexec_mount(_folder: &Path) -> Option<PathBuf> {
     None
+}
+
+/// What copying the program for the arm user was, for its error: the paths, and
+/// when the copy ran out of room, the program's size against the room there was.
+fn copying(program: &Path, copy: &Path, err: &std::io::Error) -> String {
+    use crate::fixtures::room::{free_in, size_text};
+    let doing = format!("copying {} to {}", program.display(), copy.display());
+    let full = err.kind() == std::io::ErrorKind::StorageFull;
+    let size = std::fs::metadata(program).map(|m| m.len());
+    match (full, size, copy.parent().and_then(free_in)) {
+        (true, Ok(size), Some(free)) => format!(
+            "{doing} ({}, with {} free there; set TMPDIR to a roomier folder)",
+            size_text(size),
+            size_text(free.bytes)
+        ),
+        _ => doing,
+    }
 }
 
 /// The arm with its program replaced by `copy`, naming the original.
