@@ -540,3 +540,25 @@ fn an_unknown_xattr_namespace_is_named_as_such() {
         "{out}"
     );
 }
+
+/// A name longer than the file system takes is a skip that says so, as any other
+/// entry the file system cannot hold, not the end of the build.
+#[test]
+fn a_name_too_long_for_the_file_system_is_skipped_and_said() {
+    let dir = temp_dir();
+    let spec = dir.path().join("long.tree");
+    let long = "a".repeat(300);
+    fs::write(&spec, format!("dir {long}\nfile {long}/x\nfile ok\n")).unwrap();
+    let into = dir.path().join("built");
+    let out = Cmd::new(crate::util::eqcheck())
+        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
+        .args([OsStr::new("--into"), into.as_os_str()])
+        .output();
+    assert_exit(&out, 0);
+    assert!(
+        crate::util::lossy(&out.stderr)
+            .contains("a name of 300 bytes is too long for the file system"),
+        "{out}"
+    );
+    assert!(into.join("ok").is_file(), "{out}");
+}
