@@ -428,6 +428,20 @@ fn a_program_that_is_not_executable_is_a_usage_error_that_says_so() {
         String::from_utf8_lossy(&out.stderr).contains("`walker.sh` not found on PATH"),
         "{out}"
     );
+    // Under a runner the file is the runner's to open: it runs, and differs.
+    let out = run([
+        "--ref",
+        &script,
+        "--ref-runner",
+        "sh",
+        "--cand",
+        &eqcheck_walk("fast"),
+        "--tree",
+        "basic",
+        "--sets",
+        "depth",
+    ]);
+    assert_exit(&out, 1);
 }
 
 /// A tree or a program named by bytes that are not UTF-8 is refused naming the

@@ -110,6 +110,14 @@ pub fn resolve(options: &Layer, extras: &RunExtras) -> Result<Matrix, SettingsEr
         .unwrap_or_else(|| Ok(flag_sets.argv0.clone()))?;
     name_arms(argv0, &mut reference, &mut candidate, &mut warnings);
     (reference.runner, candidate.runner) = runners(options)?;
+    for (arm, given) in [
+        (&reference, &options.reference),
+        (&candidate, &options.candidate),
+    ] {
+        if let (None, Some(given)) = (&arm.runner, given) {
+            can_start(&arm.command, given)?;
+        }
+    }
     let user = user::arm_user(options.as_user.as_ref(), extras.mode.as_root)?;
     for (tree, given) in trees.iter().zip(&options.trees) {
         reachable(tree, given, &user)?;
@@ -219,7 +227,9 @@ fn runners(options: &Layer) -> Result<(Option<Runner>, Option<Runner>), Settings
 }
 
 fn runner(given: &Given<String>) -> Result<Runner, SettingsError> {
-    command(given).map(Runner::new)
+    let command = command(given)?;
+    can_start(&command, given)?;
+    Ok(Runner::new(command))
 }
 
 /// One arm without the other: said at the file when the file gave the only one.
@@ -282,7 +292,9 @@ pub fn trees_on(
 /// A command other than an arm's (`probe --cand`'s lister, `bench --baseline`):
 /// split and its program found, as an arm's.
 pub fn program_command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
-    Ok(arm(given)?.command)
+    let command = arm(given)?.command;
+    can_start(&command, given)?;
+    Ok(command)
 }
 
 /// eqcheck's own engines: reference against fast.
@@ -338,25 +350,33 @@ fn command(given: &Given<String>) -> Result<Vec<String>, SettingsError> {
         };
         SettingsError::at(given, format!("program `{program}` {why}"))
     })?;
-    // Refused here, not left to fail case by case (or to run anyway from a copy
-    // made for the arm user, which is given the copy's own mode).
-    if !arm::is_executable(&found) {
-        return Err(SettingsError::at(
-            given,
-            format!("program `{program}` is not executable: make it so (chmod +x), or name its interpreter first (`sh {program}`)"),
-        ));
-    }
-    if let Some(interpreter) = arm::missing_interpreter(&found) {
-        return Err(SettingsError::at(
-            given,
-            format!("program `{program}` is a script for `{interpreter}` (its first line, #!), which does not exist or cannot be run here"),
-        ));
-    }
     *program = std::path::absolute(&found)
         .unwrap_or(found)
         .to_string_lossy()
         .into_owned();
     Ok(command)
+}
+
+/// Whether the program of `command` (found already) can be started as it is: an
+/// arm under a runner is the runner's to open, and not asked. Refused here, not
+/// left to fail case by case (or to run anyway from a copy made for the arm user,
+/// which is given the copy's own mode).
+fn can_start(command: &[String], given: &Given<String>) -> Result<(), SettingsError> {
+    let program = &command[0];
+    let found = Path::new(program);
+    if !arm::is_executable(found) {
+        return Err(SettingsError::at(
+            given,
+            format!("program `{program}` is not executable: make it so (chmod +x), or name its interpreter first (`sh {program}`)"),
+        ));
+    }
+    if let Some(interpreter) = arm::missing_interpreter(found) {
+        return Err(SettingsError::at(
+            given,
+            format!("program `{program}` is a script for `{interpreter}` (its first line, #!), which does not exist or cannot be run here"),
+        ));
+    }
+    Ok(())
 }
 
 /// A program name both arms run with (`argv0`), checked as a flag-set file's is.
