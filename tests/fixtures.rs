@@ -487,6 +487,20 @@ fn xattrs_the_file_system_refuses_are_skipped_and_named() {
     }
 }
 
+/// `trees build` of a spec of `text`, into `DIR/built`: the run (which must
+/// succeed) and the built tree's folder.
+fn built_spec(dir: &Path, text: &str) -> (crate::util::Output, PathBuf) {
+    let spec = dir.join("spec.tree");
+    fs::write(&spec, text).unwrap();
+    let into = dir.join("built");
+    let out = Cmd::new(crate::util::eqcheck())
+        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
+        .args([OsStr::new("--into"), into.as_os_str()])
+        .output();
+    assert_exit(&out, 0);
+    (out, into)
+}
+
 /// A time the file system cannot hold is never clamped silently: the built
 /// entry has the spec's time, or the build names the entry, the time asked and
 /// the time kept (ext4 keeps 1901-12-13 to 2446-05-10; tmpfs and xfs with bigtime
@@ -494,18 +508,8 @@ fn xattrs_the_file_system_refuses_are_skipped_and_named() {
 #[test]
 fn a_time_the_file_system_cannot_hold_is_kept_exactly_or_said() {
     let dir = temp_dir();
-    let spec = dir.path().join("far.tree");
-    fs::write(
-        &spec,
-        "file far mtime=@20000000000\nfile before mtime=@-20000000000\n",
-    )
-    .unwrap();
-    let into = dir.path().join("built");
-    let out = Cmd::new(crate::util::eqcheck())
-        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
-        .args([OsStr::new("--into"), into.as_os_str()])
-        .output();
-    assert_exit(&out, 0);
+    let text = "file far mtime=@20000000000\nfile before mtime=@-20000000000\n";
+    let (out, into) = built_spec(dir.path(), text);
     let said = crate::util::lossy(&out.stderr);
     for (name, wanted) in [("far", 20_000_000_000_i64), ("before", -20_000_000_000)] {
         let kept = fs::symlink_metadata(into.join(name)).unwrap().mtime();
@@ -525,14 +529,7 @@ fn a_time_the_file_system_cannot_hold_is_kept_exactly_or_said() {
 #[test]
 fn an_unknown_xattr_namespace_is_named_as_such() {
     let dir = temp_dir();
-    let spec = dir.path().join("ns.tree");
-    fs::write(&spec, "file a xattr.bogusns.x=1\n").unwrap();
-    let into = dir.path().join("built");
-    let out = Cmd::new(crate::util::eqcheck())
-        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
-        .args([OsStr::new("--into"), into.as_os_str()])
-        .output();
-    assert_exit(&out, 0);
+    let (out, _) = built_spec(dir.path(), "file a xattr.bogusns.x=1\n");
     assert!(
         crate::util::lossy(&out.stderr).contains(
             "xattr bogusns.x: Linux has no xattr namespace `bogusns` (it has user, trusted, security, system)"
@@ -546,15 +543,8 @@ fn an_unknown_xattr_namespace_is_named_as_such() {
 #[test]
 fn a_name_too_long_for_the_file_system_is_skipped_and_said() {
     let dir = temp_dir();
-    let spec = dir.path().join("long.tree");
     let long = "a".repeat(300);
-    fs::write(&spec, format!("dir {long}\nfile {long}/x\nfile ok\n")).unwrap();
-    let into = dir.path().join("built");
-    let out = Cmd::new(crate::util::eqcheck())
-        .args([OsStr::new("trees"), OsStr::new("build"), spec.as_os_str()])
-        .args([OsStr::new("--into"), into.as_os_str()])
-        .output();
-    assert_exit(&out, 0);
+    let (out, into) = built_spec(dir.path(), &format!("dir {long}\nfile {long}/x\nfile ok\n"));
     assert!(
         crate::util::lossy(&out.stderr)
             .contains("a name of 300 bytes is too long for the file system"),

@@ -175,7 +175,7 @@ fn a_watched_tree_no_arm_changes_is_fingerprinted_only_at_its_two_ends() {
     assert_eq!(report["trees"][0]["fingerprints"], 2, "{out}");
     let guard = report["trees"][0]["guard"].as_str().unwrap_or_default();
     assert!(
-        guard.starts_with("watched (inotify on 11 folders)"),
+        guard.starts_with("watched (inotify on 11 folders and 1 file with other links)"),
         "{out}"
     );
 }
@@ -518,14 +518,7 @@ fn a_noexec_temp_folder_is_named_before_any_case_with_tmpdir_as_the_way_out() {
     }
     let dir = temp_dir();
     let _noexec = crate::util::Mount::noexec_tmpfs(dir.path()).unwrap_or_else(|e| panic!("{e}"));
-    // The default arms are eqcheck itself, copied into the temp folder for the
-    // unprivileged arm user.
-    let out = Cmd::new(eqcheck())
-        .args(["--tree", "basic", "--sets", "depth"])
-        .env("TMPDIR", dir.path())
-        .output();
-    assert_exit(&out, 3);
-    let said = String::from_utf8_lossy(&out.stderr);
+    let (out, said) = default_arms_in_temp(dir.path());
     let mount = format!("mounted noexec at {}", dir.path().display());
     assert!(said.contains(&mount), "{out}");
     assert!(said.contains("set TMPDIR"), "{out}");
@@ -533,6 +526,20 @@ fn a_noexec_temp_folder_is_named_before_any_case_with_tmpdir_as_the_way_out() {
         !said.contains("make the program reachable"),
         "the wrong advice\n{out}"
     );
+}
+
+/// A run of the default arms with `temp` as TMPDIR, which must fail as a harness
+/// failure (exit 3) before any case: the default arms are eqcheck itself, copied
+/// into the temp folder for the unprivileged arm user. The run and its stderr.
+#[cfg(target_os = "linux")]
+fn default_arms_in_temp(temp: &Path) -> (crate::util::Output, String) {
+    let out = Cmd::new(eqcheck())
+        .args(["--tree", "basic", "--sets", "depth"])
+        .env("TMPDIR", temp)
+        .output();
+    assert_exit(&out, 3);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, said)
 }
 
 /// A temp folder too small for the copy of the program made for the arm user is
@@ -545,13 +552,8 @@ fn a_temp_folder_too_small_for_the_arms_program_says_how_small() {
     }
     let dir = temp_dir();
     let _small = crate::util::Mount::tmpfs(dir.path()).unwrap_or_else(|e| panic!("{e}"));
-    // The default arms are eqcheck itself, larger than the 8 MiB folder.
-    let out = Cmd::new(eqcheck())
-        .args(["--tree", "basic", "--sets", "depth"])
-        .env("TMPDIR", dir.path())
-        .output();
-    assert_exit(&out, 3);
-    let said = String::from_utf8_lossy(&out.stderr);
+    // eqcheck itself is larger than the 8 MiB folder.
+    let (out, said) = default_arms_in_temp(dir.path());
     let copying = format!(
         "copying {} to {}",
         eqcheck().display(),

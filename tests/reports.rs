@@ -505,21 +505,20 @@ fn assert_earlier_reports_kept(dir: &Path, context: &dyn std::fmt::Display) {
 fn a_run_that_fails_keeps_the_earlier_reports_and_a_complete_one_replaces_them() {
     let dir = temp_dir();
     let sets = sets_file(dir.path(), "[only]\n(none)\n");
-    // A name longer than any file system allows: the tree cannot be built, a
-    // harness failure after the reports were opened.
-    let unbuildable = dir.path().join("unbuildable.tree");
-    std::fs::write(&unbuildable, format!("file {}\n", "n".repeat(300))).unwrap();
+    // A temp folder that is not there: no scratch folder can be made, a harness
+    // failure after the reports were opened.
+    let missing = dir.path().join("no-such-temp");
     earlier_reports(dir.path());
     let before = names_in(dir.path());
     let arm = double("print 'same\\n'");
     let reports = report_args(dir.path());
-    let tree = unbuildable.to_string_lossy().into_owned();
-    let failed = eqcheck_run(&arm, &arm, &sets, &["--tree", &tree])
+    let failed = eqcheck_run(&arm, &arm, &sets, &[])
         .args(&reports)
+        .env("TMPDIR", &missing)
         .output();
     assert_exit(&failed, 3);
     assert!(
-        text(&failed.stderr).contains("File name too long"),
+        text(&failed.stderr).contains("cannot make the run's scratch folder"),
         "{failed}"
     );
     assert_earlier_reports_kept(dir.path(), &failed);

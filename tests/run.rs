@@ -397,21 +397,7 @@ fn a_report_that_cannot_be_written_after_the_run_is_a_harness_failure() {
 #[test]
 fn a_program_that_is_not_executable_is_a_usage_error_that_says_so() {
     let dir = temp_dir();
-    let script = written(dir.path(), "walker.sh", "echo ran\n");
-    crate::util::set_mode(std::path::Path::new(&script), 0o644);
-    let out = run([
-        "--ref",
-        &script,
-        "--cand",
-        &eqcheck_walk("fast"),
-        "--tree",
-        "basic",
-    ]);
-    assert_exit(&out, 2);
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is not executable"),
-        "{out}"
-    );
+    let script = refused_script(dir.path(), "echo ran\n", 0o644, "is not executable");
     let out = crate::util::Cmd::new(crate::util::eqcheck())
         .args([
             "--ref",
@@ -519,20 +505,23 @@ fn what_an_arm_leaves_running_is_counted_and_told() {
 #[test]
 fn a_script_whose_interpreter_is_missing_is_refused_naming_the_interpreter() {
     let dir = temp_dir();
-    let script = written(dir.path(), "walker.sh", "#!/no/such/sh -e\necho ran\n");
-    crate::util::set_mode(std::path::Path::new(&script), 0o755);
-    let out = run([
-        "--ref",
-        &script,
-        "--cand",
-        &eqcheck_walk("fast"),
-        "--tree",
-        "basic",
-    ]);
-    assert_exit(&out, 2);
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("is a script for `/no/such/sh` (its first line, #!), which does not exist"),
-        "{out}"
+    refused_script(
+        dir.path(),
+        "#!/no/such/sh -e\necho ran\n",
+        0o755,
+        "is a script for `/no/such/sh` (its first line, #!), which does not exist",
     );
+}
+
+/// A script of `text` and `mode`, given as the reference: the run must be refused
+/// before any arm runs (exit 2), saying `said`. Its path, for more runs.
+#[cfg(unix)]
+fn refused_script(dir: &std::path::Path, text: &str, mode: u32, said: &str) -> String {
+    let script = written(dir, "walker.sh", text);
+    crate::util::set_mode(std::path::Path::new(&script), mode);
+    let fast = eqcheck_walk("fast");
+    let out = run(["--ref", &script, "--cand", &fast, "--tree", "basic"]);
+    assert_exit(&out, 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{out}");
+    script
 }
