@@ -259,6 +259,14 @@ impl CaseOutcome {
     pub fn name(&self) -> String {
         format!("{} [{}] {}", self.tree, self.group, self.set)
     }
+
+    /// Both arms' runs, each with the name reports give it.
+    pub fn arms(&self) -> [(&'static str, &ArmRun); 2] {
+        [
+            ("reference", &self.reference),
+            ("candidate", &self.candidate),
+        ]
+    }
 }
 
 /// A rule that changed something in a case, and how many times.

@@ -106,20 +106,16 @@ pub(super) fn run_case(
 /// What an arm left running is not in its output, yet it is behaviour: a walker
 /// that leaves a helper behind, or one that its rewrite stopped leaving.
 fn left_running_notes(case: &CaseOutcome) -> Vec<String> {
-    [
-        ("reference", &case.reference),
-        ("candidate", &case.candidate),
-    ]
-    .into_iter()
-    .filter(|(_, arm)| arm.left_running > 0)
-    .map(|(name, arm)| {
-        let (processes, killed) = match arm.left_running {
-            1 => ("a process".to_string(), "it was killed"),
-            n => (format!("{n} processes"), "they were killed"),
-        };
-        format!("the {name} left {processes} running past its end; {killed}")
-    })
-    .collect()
+    (case.arms().into_iter())
+        .filter(|(_, arm)| arm.left_running > 0)
+        .map(|(name, arm)| {
+            let (processes, killed) = match arm.left_running {
+                1 => ("a process".to_string(), "it was killed"),
+                n => (format!("{n} processes"), "they were killed"),
+            };
+            format!("the {name} left {processes} running past its end; {killed}")
+        })
+        .collect()
 }
 
 /// One arm of one case, with the tree's guard.

@@ -26,8 +26,8 @@ use crate::fixtures::fingerprint;
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, ArmStatus, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome, Shard,
-    TreeInfo, SCHEMA_VERSION,
+    ArmInfo, ArmRun, ArmStatus, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome,
+    Shard, TreeInfo, SCHEMA_VERSION,
 };
 use arm::Arm;
 use case::Arms;
@@ -459,15 +459,14 @@ pub(super) struct OnTree<'a> {
 /// the reference does), but the walk it was to test never ran to its end, which a
 /// summary of passes would hide. One warning per case, so shards' warnings merge.
 fn equal_crashes(case: &CaseOutcome) -> Option<String> {
-    let crashed = |status: &ArmStatus| matches!(status, ArmStatus::Signaled { .. });
-    (case.verdict.is_equal() && crashed(&case.reference.status) && crashed(&case.candidate.status))
-        .then(|| {
-            format!(
-                "{}: both arms crashed ({}), so the case passed without testing the walk",
-                case.name(),
-                case.reference.status.describe()
-            )
-        })
+    let crashed = |run: &ArmRun| matches!(run.status, ArmStatus::Signaled { .. });
+    (case.verdict.is_equal() && case.arms().iter().all(|(_, run)| crashed(run))).then(|| {
+        format!(
+            "{}: both arms crashed ({}), so the case passed without testing the walk",
+            case.name(),
+            case.reference.status.describe()
+        )
+    })
 }
 
 /// How the tree was guarded and how many fingerprints that took, once its final

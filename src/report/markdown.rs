@@ -154,10 +154,7 @@ fn case_details(case: &CaseOutcome, out: &mut dyn Write) -> io::Result<()> {
     )?;
     // The blank line ends the HTML block, so what follows is read as Markdown.
     writeln!(out)?;
-    for (name, arm) in [
-        ("reference", &case.reference),
-        ("candidate", &case.candidate),
-    ] {
+    for (name, arm) in case.arms() {
         arm_run(name, arm, out)?;
     }
     if let Some(fired) = summary::fired_list(case) {

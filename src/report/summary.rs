@@ -147,14 +147,10 @@ fn left_running_warning(outcome: &RunOutcome) -> Option<String> {
     const NAMED: usize = 3;
     let cases: Vec<String> = (outcome.cases.iter())
         .filter_map(|case| {
-            let arms: Vec<String> = [
-                ("reference", &case.reference),
-                ("candidate", &case.candidate),
-            ]
-            .into_iter()
-            .filter(|(_, arm)| arm.left_running > 0)
-            .map(|(name, arm)| format!("{name} {}", arm.left_running))
-            .collect();
+            let arms: Vec<String> = (case.arms().into_iter())
+                .filter(|(_, arm)| arm.left_running > 0)
+                .map(|(name, arm)| format!("{name} {}", arm.left_running))
+                .collect();
             (!arms.is_empty()).then(|| format!("{} ({})", case.name(), arms.join(", ")))
         })
         .collect();

@@ -256,10 +256,7 @@ fn case_detail(case: &CaseOutcome, out: &mut dyn Write, colors: Colors) -> io::R
         case.name(),
         colors.verdict(&case.verdict)
     )?;
-    for (name, arm) in [
-        ("reference", &case.reference),
-        ("candidate", &case.candidate),
-    ] {
+    for (name, arm) in case.arms() {
         writeln!(
             out,
             "   {name}: {}  ({}, {:.0} ms)",
