@@ -3,11 +3,11 @@
 //! the tree, for every kind of change (entries created, removed, moved in or out,
 //! written to, their mode, mtime, links or owner changed), and on every file with
 //! more than one link (a link outside the tree writes it unseen by its folder);
-//! reading the tree makes no event it watches for. Access times are not watched, as the fingerprint leaves
-//! them out: listing a folder moves them. The watches are added through each
-//! folder's own descriptor (`/proc/self/fd/N`), so folders past PATH_MAX are
-//! watched too. Elsewhere there is no watch, and the guard fingerprints after every
-//! arm as before.
+//! reading the tree makes no event it watches for. Access times are not watched, as
+//! the fingerprint leaves them out: listing a folder moves them. The watches are
+//! added through each folder's own descriptor (`/proc/self/fd/N`), so folders past
+//! PATH_MAX are watched too. Elsewhere there is no watch, and the guard
+//! fingerprints after every arm as before.
 
 /// What the watch saw since it was last asked.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]

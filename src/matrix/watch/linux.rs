@@ -79,7 +79,12 @@ pub fn start(root: &Path) -> Result<TreeWatch, String> {
 
 fn watch(fd: &OwnedFd, folder: &Folder) -> Result<i32, String> {
     let path = folder.own_path().ok_or("no path names the folder")?;
-    inotify::add_watch(fd, &path, changes()).map_err(|e| match e {
+    add_watch(fd, &path, changes())
+}
+
+/// One watch; the limit's error is `NOSPC`, which `why_not` words.
+fn add_watch(fd: &OwnedFd, path: &Path, flags: WatchFlags) -> Result<i32, String> {
+    inotify::add_watch(fd, path, flags).map_err(|e| match e {
         rustix::io::Errno::NOSPC => "NOSPC".to_string(),
         other => other.to_string(),
     })
@@ -135,13 +140,8 @@ impl TreeWatch {
     pub fn watch_files(&mut self, root: &Path, files: &[PathBuf]) -> Result<(), String> {
         let flags = WatchFlags::MODIFY | WatchFlags::ATTRIB;
         for file in files {
-            let wd = inotify::add_watch(&self.fd, root.join(file), flags).map_err(|e| {
-                let why = match e {
-                    rustix::io::Errno::NOSPC => "NOSPC".to_string(),
-                    other => other.to_string(),
-                };
-                why_not(file, &why, self.folders.len())
-            })?;
+            let wd = add_watch(&self.fd, &root.join(file), flags)
+                .map_err(|why| why_not(file, &why, self.folders.len()))?;
             // Two links of one file inside the tree are one inode: one watch.
             if let std::collections::hash_map::Entry::Vacant(new) = self.folders.entry(wd) {
                 new.insert(file.clone());
