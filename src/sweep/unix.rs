@@ -78,7 +78,12 @@ impl Collector {
             end_run(leader);
             return left;
         }
-        let left = platform::running(platform::left_of_run(leader)).len();
+        // Where orphans come home, no child at all means nothing left, and the
+        // processes need not be listed for the common run that leaves nothing.
+        let left = match platform::ORPHANS_COME_HOME && reap_all() {
+            true => 0,
+            false => platform::running(platform::left_of_run(leader)).len(),
+        };
         end_run(leader);
         left
     }
