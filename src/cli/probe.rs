@@ -2,6 +2,7 @@
 //! engines, or a lister's dump command), the guard and the report files, turned
 //! into a [`ProbeRequest`] and run.
 
+use crate::matrix::exec::{ArmEnvironment, DEFAULT_MAX_OUTPUT};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -72,7 +73,13 @@ pub(super) fn probe(args: ProbeArgs) -> Result<u8, Failure> {
                 .map_err(Failure::usage)?;
             Candidate::Lister {
                 command: resolve::program_command(&given).map_err(Failure::usage)?,
-                timeout,
+                // eqcheck's own user and environment, as a command typed by hand has.
+                env: ArmEnvironment {
+                    vars: std::env::vars_os().collect(),
+                    user: crate::settings::user::invoker(),
+                    timeout,
+                    max_output: DEFAULT_MAX_OUTPUT,
+                },
             }
         }
         None => Candidate::Engine(match args.engine {

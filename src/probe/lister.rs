@@ -17,14 +17,13 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::record::{FieldName, Known, Record, Value};
 use crate::flagset::command_with_tree;
-use crate::matrix::exec::{ArmUser, DEFAULT_MAX_OUTPUT};
-use crate::matrix::keeper;
+use crate::matrix::exec::{self, ArmEnvironment};
+use crate::matrix::{arm, keeper};
 use crate::outcome::ArmStatus;
 use crate::walk::stat::{Source, Timestamp};
 use crate::walk::FileKind;
@@ -82,32 +81,33 @@ struct Time {
 
 /// Runs the lister on the tree at `root` and reads its records. `command` is split
 /// already; `{tree}` in it is replaced by the root, or the root is appended. It
-/// runs as an arm does, through a keeper: in a folder of its own in `scratch`
-/// (never the tree), killed with all it started at `timeout`, and whatever it
-/// leaves running ended before its records are read. Its output goes to a file in
-/// `scratch`, never wholly into memory as text.
+/// runs as an arm does, through a keeper, in `env`: in a folder of its own in
+/// `scratch` (never the tree), killed with all it started at the timeout, and
+/// whatever it leaves running ended before its records are read. Its output goes
+/// to a file in `scratch`, never wholly into memory as text.
 pub fn run(
     command: &[String],
+    env: &ArmEnvironment,
     root: &Path,
     scratch: &Path,
-    timeout: Duration,
 ) -> Result<Vec<Record>, ListerError> {
     let shown = shell_words::join(command);
     let setup = |source| ListerError::Setup {
         command: shown.clone(),
         source,
     };
-    let working_dir = scratch.join("lister-home");
-    std::fs::create_dir_all(&working_dir).map_err(setup)?;
+    let home = scratch.join("lister-home");
+    std::fs::create_dir_all(&home).map_err(setup)?;
     // The root is whole (a folder given is resolved so), wherever the lister starts.
-    let request = request(command, root, scratch, working_dir, timeout);
+    let argv = command_with_tree(command, root);
+    let (stdout, stderr) = (scratch.join("lister.ndjson"), scratch.join("lister.err"));
+    let argv0 = arm::file_name(&command[0]);
+    let request = exec::request(&argv, &argv0, env, home, &stdout, &stderr);
     let launcher = keeper::Launcher::start().map_err(setup)?;
-    // It runs as eqcheck's own user (`user: None`); the user given here words only
-    // the hint for a program that could not start, which has none for that user.
-    let cost = launcher.run(&request, &ArmUser::Root);
+    let cost = launcher.run(&request, &env.user);
     launcher.close();
     if !cost.status.succeeded() {
-        let stderr = std::fs::read(&request.stderr).unwrap_or_default();
+        let stderr = std::fs::read(&stderr).unwrap_or_default();
         return Err(ListerError::Failed {
             command: shown,
             how: match cost.status {
@@ -117,34 +117,8 @@ pub fn run(
             stderr: String::from_utf8_lossy(&stderr).trim_end().to_string(),
         });
     }
-    let file = File::open(&request.stdout).map_err(ListerError::Read)?;
+    let file = File::open(&stdout).map_err(ListerError::Read)?;
     read(BufReader::new(file), root)
-}
-
-/// The keeper's request for the lister: eqcheck's own user and environment, as a
-/// command typed by hand would have, stdin empty, output as large as an arm's.
-fn request(
-    command: &[String],
-    root: &Path,
-    scratch: &Path,
-    working_dir: PathBuf,
-    timeout: Duration,
-) -> keeper::Request {
-    let argv = command_with_tree(command, root);
-    keeper::Request {
-        argv0: Path::new(&argv[0]).file_name().map_or_else(
-            || argv[0].to_string_lossy().into_owned(),
-            |name| name.to_string_lossy().into_owned(),
-        ),
-        argv,
-        env: std::env::vars_os().collect(),
-        working_dir,
-        stdout: scratch.join("lister.ndjson"),
-        stderr: scratch.join("lister.err"),
-        user: None,
-        timeout_ms: timeout.as_millis().min(u64::MAX as u128) as u64,
-        max_output: Some(DEFAULT_MAX_OUTPUT),
-    }
 }
 
 /// Reads a dump: one record per non-empty line.

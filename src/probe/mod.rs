@@ -28,10 +28,10 @@ pub enum Candidate {
     /// One of eqcheck's own engines, run in this process.
     Engine(Engine),
     /// A lister's dump mode: its command, split, with `{tree}` where the tree goes,
-    /// and how long it may run on one tree.
+    /// and the environment, user and timeout it runs with on each tree.
     Lister {
         command: Vec<String>,
-        timeout: std::time::Duration,
+        env: crate::matrix::exec::ArmEnvironment,
     },
 }
 
@@ -147,8 +147,8 @@ fn look(
                 walk::counts_census(*engine).then(|| census.snapshot()),
             ))
         }
-        Candidate::Lister { command, timeout } => {
-            let records = lister::run(command, root, scratch, *timeout)
+        Candidate::Lister { command, env } => {
+            let records = lister::run(command, env, root, scratch)
                 .map_err(|err| crate::exit::with_causes(&err))?;
             let mut awaiting = Awaiting::new(records);
             let entries = look::oracle(root, |theirs| match awaiting.claim(&theirs.path) {

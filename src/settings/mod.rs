@@ -7,7 +7,7 @@
 
 pub mod file;
 pub mod resolve;
-mod user;
+pub(crate) mod user;
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};

@@ -21,6 +21,19 @@ pub fn running_as_root() -> bool {
     false
 }
 
+/// Whoever runs eqcheck, for a command that runs as it would by hand (a probe's
+/// lister): root as root, else the invoking user.
+pub fn invoker() -> ArmUser {
+    #[cfg(unix)]
+    let uid = rustix::process::geteuid().as_raw();
+    #[cfg(not(unix))]
+    let uid = 1;
+    match uid {
+        0 => ArmUser::Root,
+        uid => ArmUser::Invoker { uid },
+    }
+}
+
 /// The arms' user; a name the system does not know is reported where it was given.
 #[cfg(unix)]
 pub fn arm_user(as_user: Option<&Given<String>>, as_root: bool) -> Result<ArmUser, SettingsError> {
