@@ -4,6 +4,7 @@
 //! The shell completions and the man page are generated here from the same
 //! definition, so they cannot fall behind the flags.
 
+mod arguments;
 mod bench;
 mod built;
 mod probe;
@@ -295,32 +296,6 @@ fn parse_one_fs(word: &str) -> Result<crate::fsimage::FileSystem, String> {
     })
 }
 
-/// Which argument was not UTF-8, and after what: clap says only that one was.
-/// Paths to write (`--json`) may be any bytes; names that select (`--tree`, a
-/// program) are text, as the reports that show them are.
-fn not_utf8_argument() -> String {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let Some(at) = args.iter().position(|a| a.to_str().is_none()) else {
-        return "an argument is not UTF-8".into();
-    };
-    let bytes = args[at].as_encoded_bytes();
-    let shown = crate::fixtures::names::escaped(bytes);
-    // `--tree=VALUE` in one argument, or `--tree VALUE` in two.
-    let joined = (bytes.starts_with(b"--"))
-        .then(|| bytes.iter().position(|&b| b == b'='))
-        .flatten()
-        .and_then(|eq| std::str::from_utf8(&bytes[..eq]).ok());
-    let before = args.get(at - 1).and_then(|a| a.to_str());
-    let after = match (joined, before) {
-        (Some(flag), _) => format!(" (the value of {flag})"),
-        (None, Some(flag)) if at > 1 && flag.starts_with('-') => format!(" (the value of {flag})"),
-        _ => String::new(),
-    };
-    format!(
-        "argument {at}{after} is not UTF-8: `{shown}`; name a tree or a program by a path that is (a symlink to it, say)"
-    )
-}
-
 /// Parses the process's arguments and runs the chosen command; returns the exit code.
 pub fn main() -> Result<u8, Failure> {
     let first = std::env::args_os().nth(1);
@@ -337,7 +312,7 @@ pub fn main() -> Result<u8, Failure> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) if err.kind() == clap::error::ErrorKind::InvalidUtf8 => {
-            return Err(Failure::usage(anyhow::anyhow!(not_utf8_argument())));
+            return Err(Failure::usage(anyhow::anyhow!(arguments::not_utf8())));
         }
         Err(err) => {
             let _ = err.print();
