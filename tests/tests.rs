@@ -29,6 +29,7 @@ mod runners;
 mod shards;
 mod shrink;
 mod shrink_limits;
+mod temp_folder;
 mod trust;
 mod util;
 mod verdicts;
