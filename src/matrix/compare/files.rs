@@ -16,14 +16,20 @@ pub(super) enum Loaded {
     TooLarge,
 }
 
-/// Reads a stream whole when it holds at most [`NORMALIZE_CAP`] bytes. Whether it
-/// does is told by what reading it gives, not by its size beforehand, so the text
-/// judged is always the whole file.
+/// Reads a stream whole when it holds at most [`NORMALIZE_CAP`] bytes. A file
+/// already past the cap is too large without a read: the too-large paths stream
+/// whatever it holds. For any other, what reading it gives decides, so the text
+/// judged is always the whole file. The read goes into room for the size found,
+/// since growing a buffer of megabytes step by step cost more than the read itself.
 pub(super) fn load(path: &Path) -> io::Result<Loaded> {
-    let mut text = Vec::new();
-    File::open(path)?
-        .take(NORMALIZE_CAP + 1)
-        .read_to_end(&mut text)?;
+    let file = File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > NORMALIZE_CAP {
+        return Ok(Loaded::TooLarge);
+    }
+    // One byte more than the size, so the read that finds the end needs no growth.
+    let mut text = Vec::with_capacity(size as usize + 1);
+    file.take(NORMALIZE_CAP + 1).read_to_end(&mut text)?;
     if text.len() as u64 > NORMALIZE_CAP {
         return Ok(Loaded::TooLarge);
     }

@@ -52,9 +52,14 @@ impl Judge<'_> {
         ours: &Path,
         theirs: &Path,
     ) -> io::Result<StreamResult> {
-        match (load(ours)?, load(theirs)?) {
-            (Loaded::Text(a), Loaded::Text(b)) => self.in_memory(stream, &a, &b),
-            _ => self.too_large(stream, ours, theirs),
+        // The second side is read only when the first fits: either too large
+        // sends both down the streaming path.
+        let Loaded::Text(a) = load(ours)? else {
+            return self.too_large(stream, ours, theirs);
+        };
+        match load(theirs)? {
+            Loaded::Text(b) => self.in_memory(stream, &a, &b),
+            Loaded::TooLarge => self.too_large(stream, ours, theirs),
         }
     }
 
