@@ -345,7 +345,7 @@ impl OnTree<'_> {
         let name = side.name();
         let stdout = dir.join(format!("{name}.out"));
         let stderr = dir.join(format!("{name}.err"));
-        let cost = match exec::fresh_home(env, dir) {
+        let cost = match crate::matrix::home::fresh_home(env, dir) {
             Ok((env, home)) => {
                 let request = exec::request(argv, argv0, &env, home, &stdout, &stderr);
                 self.bench.launcher.run(&request, &env.user)

@@ -23,7 +23,9 @@ pub(super) struct Arms<'a> {
 }
 
 /// Runs both arms of one case on `tree`, whose `rebuild` says how a repro line
-/// builds the tree again when the run removes it.
+/// builds the tree again when the run removes it. The case's files go in `dir`,
+/// made when missing and left as they are after: the next case in that folder makes
+/// each file again over the old one (see [`super::lanes`]), and the caller removes it.
 pub(super) fn run_case(
     arms: &Arms,
     guard: Option<&Guard>,
@@ -37,7 +39,7 @@ pub(super) fn run_case(
     let mut moved = None;
     let mut reference = Vec::new();
     let mut candidate = Vec::new();
-    match std::fs::create_dir(dir) {
+    match made(dir) {
         Ok(()) => {
             // Runs alternate between the arms, so whatever drifts with time (the
             // clock, the cache) drifts under both alike.
@@ -85,7 +87,6 @@ pub(super) fn run_case(
         },
         None => compare::judge(&reference, &candidate, root, &rules),
     };
-    let _ = std::fs::remove_dir_all(dir);
     let mut outcome = CaseOutcome {
         id: case.id.clone(),
         tree: tree.name.to_string(),
@@ -141,9 +142,18 @@ impl Guarded<'_> {
     }
 }
 
+/// The case's folder, made unless an earlier case left it.
+fn made(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
 /// A later run whose output is byte for byte its arm's first is pointed at the
-/// first run's files and its own are removed, so `--runs 50` of a large output
-/// keeps one copy on disk, not fifty.
+/// first run's files and its own are emptied, so `--runs 50` of a large output
+/// keeps one copy on disk, not fifty. Emptied, not removed: the next case makes
+/// them again, and a file made over an old one needs no new inode.
 fn share_repeated_output(
     first: Option<&exec::Captured>,
     mut later: exec::Captured,
@@ -156,8 +166,12 @@ fn share_repeated_output(
         && same(&first.stdout, &later.stdout)
         && same(&first.stderr, &later.stderr)
     {
-        let _ = std::fs::remove_file(&later.stdout);
-        let _ = std::fs::remove_file(&later.stderr);
+        for emptied in [&later.stdout, &later.stderr] {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(emptied);
+        }
         later.stdout = first.stdout.clone();
         later.stderr = first.stderr.clone();
     }

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::keeper::{Launcher, Request};
-use crate::cleanup;
 use crate::outcome::ArmStatus;
 
 /// `--max-output` when neither the command line nor eqcheck.toml says: 4 GiB per
@@ -99,7 +98,7 @@ impl ArmEnvironment {
 
     /// The same environment with `HOME` and `XDG_CONFIG_HOME` in `home`, unless a
     /// flag-set file or config set them.
-    fn with_home(&self, home: &Path) -> ArmEnvironment {
+    pub(super) fn with_home(&self, home: &Path) -> ArmEnvironment {
         let mut vars = self.vars.clone();
         for (name, value) in [
             ("HOME", home.to_path_buf()),
@@ -193,8 +192,8 @@ impl Captured {
 }
 
 /// Runs `argv` with its output in `dir/NAME.out` and `dir/NAME.err`, starting in
-/// a fresh empty `HOME` at `dir/home`, made anew for every run so no run sees what
-/// another wrote. Every arm and run of a case gets the same path, so a program that
+/// an empty `HOME` at `dir/home` in which no run finds what another wrote (see
+/// [`super::home`]). Every arm and run of a case gets the same path, so a program that
 /// prints its HOME or working folder prints the same thing each time. The program's
 /// path was made absolute beforehand.
 pub fn run_arm(
@@ -207,7 +206,7 @@ pub fn run_arm(
 ) -> Captured {
     let stdout = dir.join(format!("{name}.out"));
     let stderr = dir.join(format!("{name}.err"));
-    let (env, home) = match fresh_home(env, dir) {
+    let (env, home) = match super::home::fresh_home(env, dir) {
         Ok(fresh) => fresh,
         Err(error) => return Captured::failed(error),
     };
@@ -246,23 +245,6 @@ pub fn request(
         timeout_ms: env.timeout.as_millis().min(u64::MAX as u128) as u64,
         max_output: Some(env.max_output),
     }
-}
-
-/// A fresh empty `HOME` at `dir/home` (made anew, so no run sees what another
-/// wrote there) and the environment that points the arm at it; `Err` says why not,
-/// or that eqcheck is being interrupted.
-pub fn fresh_home(env: &ArmEnvironment, dir: &Path) -> Result<(ArmEnvironment, PathBuf), String> {
-    let home = dir.join("home");
-    if cleanup::interrupted() {
-        return Err("interrupted".into());
-    }
-    let fresh = cleanup::remove_tree(&home)
-        .and_then(|()| std::fs::create_dir(&home))
-        .and_then(|()| give_to(&home, &env.user));
-    if let Err(err) = fresh {
-        return Err(format!("cannot make {}: {err}", home.display()));
-    }
-    Ok((env.with_home(&home), home))
 }
 
 /// What every arm's process gets before it starts, whoever spawns it: the name it

@@ -9,8 +9,10 @@ pub mod compare;
 mod cpu;
 pub mod exec;
 pub(crate) mod guard;
+pub mod home;
 pub mod identity;
 pub mod keeper;
+mod lanes;
 pub mod plan;
 pub(crate) mod scratch;
 mod trials;
@@ -429,19 +431,22 @@ impl Runner<'_> {
         guard: Option<&Guard>,
         planned: &[PlannedCase],
     ) -> Vec<CaseOutcome> {
-        let one = |(i, case): (usize, &PlannedCase)| {
+        let lanes = lanes::Lanes::new(tree.dir);
+        let one = |case: &PlannedCase| {
             let outcome =
-                case::run_case(self.arms, guard, tree, case, &tree.dir.join(i.to_string()));
+                lanes.with_lane(|lane| case::run_case(self.arms, guard, tree, case, lane));
             self.progress.case_done(&outcome);
             outcome
         };
         // With one job the cases run in file order, so a tree change is pinned on
         // the arm that made it.
-        if self.matrix.jobs == 1 {
-            planned.iter().enumerate().map(one).collect()
+        let cases = if self.matrix.jobs == 1 {
+            planned.iter().map(one).collect()
         } else {
-            (self.pool).install(|| planned.par_iter().enumerate().map(one).collect())
-        }
+            (self.pool).install(|| planned.par_iter().map(one).collect())
+        };
+        lanes.remove();
+        cases
     }
 }
 

@@ -64,6 +64,8 @@ impl Trials {
             dir,
         };
         let mut outcome = case::run_case(&arms, guard.as_ref(), &on_tree, case, dir);
+        // Each trial has a folder of its own, so none is left for a later one.
+        let _ = crate::cleanup::remove_tree(dir);
         guarded(guard.as_ref(), std::slice::from_mut(&mut outcome));
         outcome
     }
