@@ -408,6 +408,42 @@ fn a_group_left_by_a_killed_keeper_is_removed_by_the_next() {
     assert!(!still_there, "{} is left", left.display());
 }
 
+/// eqcheck running an arm that hangs, with `tmp` as its temp folder and its stderr
+/// in `err`, once the arm has started: both arms are `arm.sh` in `work`, which
+/// waits a minute.
+fn hanging(work: &Path, tmp: &Path, tree: &std::ffi::OsStr, err: &Path) -> std::process::Child {
+    let started = work.join("started");
+    let arm = work.join("arm.sh");
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ntouch {}\nsleep 60\n",
+        started.display()
+    );
+    std::fs::write(&arm, script).unwrap();
+    set_mode(&arm, 0o755);
+    let child = std::process::Command::new(eqcheck())
+        .args([
+            "--ref".as_ref(),
+            arm.as_os_str(),
+            "--cand".as_ref(),
+            arm.as_os_str(),
+        ])
+        .args(["--tree".as_ref(), tree, "--sets".as_ref()])
+        .arg(two_sets(work))
+        .args(["-j", "1"])
+        .args(as_root())
+        .env("TMPDIR", tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(err).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !started.exists() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no arm started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 /// A second signal while the first one's cleanup runs exits at once with the
 /// second's status, and names what was not removed yet: here the cleanup is kept
 /// busy removing a tree of 300,000 files (on /dev/shm, where it builds in seconds)
@@ -419,38 +455,10 @@ fn a_second_signal_during_cleanup_exits_at_once_naming_what_is_left() {
         .prefix("eqc-test-")
         .tempdir_in("/dev/shm")
         .unwrap();
-    let started = work.path().join("started");
-    let arm = work.path().join("arm.sh");
-    let script = format!(
-        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ntouch {}\nsleep 60\n",
-        started.display()
-    );
-    std::fs::write(&arm, script).unwrap();
-    set_mode(&arm, 0o755);
     let tree = work.path().join("big.tree");
     std::fs::write(&tree, "generate files many count=300000 size=0\n").unwrap();
     let err = work.path().join("eqcheck.err");
-    let mut child = std::process::Command::new(eqcheck())
-        .args([
-            "--ref".as_ref(),
-            arm.as_os_str(),
-            "--cand".as_ref(),
-            arm.as_os_str(),
-        ])
-        .args(["--tree".as_ref(), tree.as_os_str(), "--sets".as_ref()])
-        .arg(two_sets(work.path()))
-        .args(["-j", "1"])
-        .args(as_root())
-        .env("TMPDIR", tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !started.exists() {
-        assert!(start.elapsed() < Duration::from_secs(120), "no arm started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = hanging(work.path(), tmp.path(), tree.as_os_str(), &err);
     signal(&child, "TERM");
     std::thread::sleep(Duration::from_millis(100));
     signal(&child, "TERM");
@@ -470,4 +478,26 @@ fn a_second_signal_during_cleanup_exits_at_once_naming_what_is_left() {
             "{named} is left but not named\n{said}"
         );
     }
+}
+
+/// `timeout -s INT` signals eqcheck and then its whole process group, eqcheck
+/// included: the same signal twice at once is one interrupt, whose cleanup runs to
+/// its end and removes everything.
+#[test]
+fn the_same_signal_twice_at_once_is_one_interrupt_that_cleans_up_everything() {
+    let work = temp_dir();
+    let tmp = temp_dir();
+    let err = work.path().join("eqcheck.err");
+    let mut child = hanging(work.path(), tmp.path(), "basic".as_ref(), &err);
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid, &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&err).unwrap_or_default();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(!said.contains("a second signal"), "{said}");
+    assert_eq!(entries(tmp.path()), Vec::<PathBuf>::new(), "{said}");
 }
