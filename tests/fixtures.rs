@@ -407,6 +407,36 @@ fn builds_into_one_folder_at_once_one_wins_and_the_folder_stays_whole() {
     }
 }
 
+/// Ctrl-C in the middle of `trees build` removes the half-built folder, as a
+/// failed build does: a rerun must not find it "exists already".
+#[test]
+fn an_interrupted_build_leaves_no_half_built_folder() {
+    let dir = temp_dir();
+    let into = dir.path().join("nm");
+    let mut build = std::process::Command::new(crate::util::eqcheck())
+        .args(["trees", "build", "nm", "--into"])
+        .arg(&into)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let begun = || fs::read_dir(&into).is_ok_and(|mut names| names.next().is_some());
+    while !begun() {
+        assert!(start.elapsed().as_secs() < 60, "the build never began");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = Cmd::new("kill")
+        .args(["-INT", &build.id().to_string()])
+        .output();
+    assert_exit(&sent, 0);
+    let status = build.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut build.stderr.take().unwrap(), &mut said).unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(!into.exists(), "{} is left\n{said}", into.display());
+}
+
 /// Every path under `root`, relative, sorted.
 fn entries(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)

@@ -495,7 +495,12 @@ fn trees(command: TreesCommand) -> Result<u8, Failure> {
             writeln!(text, "{}", root.display()).map_err(Failure::harness)?;
         }
         TreesCommand::Build { name, into, .. } => {
-            crate::fixtures::build_named(&name, &into).map_err(|err| match err.is_usage() {
+            // An interrupt mid-build removes the half-built tree; the build's own
+            // error from under the removal is no error of the spec's.
+            crate::cleanup::on_interrupt_clean_up();
+            let built = crate::fixtures::build_named(&name, &into);
+            crate::cleanup::exit_if_interrupted();
+            built.map_err(|err| match err.is_usage() {
                 true => Failure::usage(err),
                 false => Failure::harness(err),
             })?;
