@@ -116,13 +116,35 @@ pub fn merge(mut shards: Vec<ShardReport>) -> Result<RunOutcome, MergeError> {
     Ok(joined(shards))
 }
 
+/// What must be the same of an arm in every shard, as one line: its program (by
+/// sha256 where known: shards may find one build at different paths), its
+/// arguments, the name it saw as its own and the runner it ran under (by the
+/// runner program's file name, for the same reason).
+fn arm_identity(arm: &ArmInfo) -> String {
+    let program = match (&arm.sha256, arm.command.first()) {
+        (Some(sha), _) => format!("sha256 {sha}"),
+        (None, Some(program)) => program.clone(),
+        (None, None) => String::new(),
+    };
+    let arguments = arm.command.get(1..).unwrap_or_default();
+    let mut said = format!("{program}, arguments `{}`", shell_words::join(arguments));
+    said.push_str(&format!(", argv[0] `{}`", arm.argv0));
+    if let Some((runner, its_arguments)) = arm.runner.as_ref().and_then(|r| r.split_first()) {
+        let name = Path::new(runner)
+            .file_name()
+            .map_or_else(|| runner.clone(), |n| n.to_string_lossy().into_owned());
+        let words: Vec<&str> = std::iter::once(name.as_str())
+            .chain(its_arguments.iter().map(String::as_str))
+            .collect();
+        said.push_str(&format!(", under `{}`", shell_words::join(words)));
+    }
+    said
+}
+
 /// Refuses two reports that are not shards of one run.
 fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
     let (x, y) = (&a.outcome, &b.outcome);
-    let arm = |arm: &ArmInfo| match &arm.sha256 {
-        Some(sha) => format!("sha256 {sha}"),
-        None => shell_words::join(&arm.command),
-    };
+    let arm = |arm: &ArmInfo| arm_identity(arm);
     let scheme = |o: &RunOutcome| {
         let p = o
             .shard
@@ -135,7 +157,10 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
     };
     let plan = |o: &RunOutcome| {
         let plan = &o.shard.as_ref().expect("read() takes shards only").plan;
-        format!("{} cases, the first {:?}", plan.len(), plan.first())
+        match plan.first() {
+            Some(first) => format!("{} cases, the first `{first}`", plan.len()),
+            None => "no cases".to_string(),
+        }
     };
     let checks: [(&'static str, String, String); 8] = [
         (

@@ -26,6 +26,14 @@ fn run_to(json: &std::path::Path, more: &[&str]) -> Output {
     run_pair(&reference, &candidate, &rest)
 }
 
+/// The candidate's program as a shard's report names it.
+fn report_program(path: &str) -> String {
+    read(std::path::Path::new(path))["candidate"]["command"][0]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn read(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -168,6 +176,33 @@ fn merge_refuses_a_missing_or_doubled_shard_another_runs_shard_and_a_whole_run()
     report["candidate"]["sha256"] = Value::from("0".repeat(64));
     std::fs::write(&path, report.to_string()).unwrap();
     refused(&[&first, &json], "the candidate differs");
+    // The same build with other arguments, another argv[0] or under a runner is
+    // another run too.
+    let edits: [(&str, Value); 3] = [
+        (
+            "command",
+            serde_json::json!([report_program(&second), "--apparent-size"]),
+        ),
+        ("argv0", Value::from("other")),
+        ("runner", serde_json::json!(["/usr/bin/env"])),
+    ];
+    for (field, value) in edits {
+        let mut report = read(std::path::Path::new(&second));
+        report["candidate"][field] = value;
+        std::fs::write(&path, report.to_string()).unwrap();
+        refused(&[&first, &json], "the candidate differs");
+    }
+    // A merged report written over a shard would lose it.
+    let before = std::fs::read(&first).unwrap();
+    refused(
+        &[&first, &second, "--json", &first],
+        "which the merge reads",
+    );
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        before,
+        "the shard is intact"
+    );
     // A case the shard does not run, or one twice: the report was edited.
     let mut report = read(std::path::Path::new(&first));
     let copy = report["cases"][0].clone();
