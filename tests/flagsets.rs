@@ -208,3 +208,37 @@ fn dusts_permission_list_in_hash_order_is_order_only() {
     assert_eq!(verdict(case), "order-only", "{out}");
     assert_eq!(fired(case), ["permission-list"], "{out}");
 }
+
+/// A bare word is a group or a built-in name, whatever the working folder holds:
+/// a file called `all` (the default sets) or `output` (a group), or a program
+/// called `du`, takes over nothing. A folder part names a file, and a bare word
+/// that names no group but a file there says how to name the file.
+#[test]
+fn a_bare_name_stays_a_name_whatever_the_working_folder_holds() {
+    let folder = temp_dir();
+    for name in ["all", "output", "du", "notes"] {
+        std::fs::write(folder.path().join(name), b"not a flag-set file\n").unwrap();
+    }
+    std::fs::create_dir(folder.path().join("fs")).unwrap();
+    let eqcheck_here = |more: &[&str]| {
+        let arms = ["--ref", "du", "--cand", "du", "--tree", "basic"];
+        Cmd::new(eqcheck())
+            .cwd(folder.path())
+            .args(arms.iter().chain(more))
+            .output()
+    };
+    assert_exit(&eqcheck_here(&["--flagsets", "du"]), 0);
+    assert_exit(&eqcheck_here(&["--flagsets", "du", "--sets", "output"]), 0);
+    let refused = |more: &[&str], says: &str| {
+        let out = eqcheck_here(more);
+        assert_exit(&out, 2);
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains(says), "expected {says:?}\n{out}");
+    };
+    refused(&["--sets", "./output"], "output:1:");
+    refused(
+        &["--flagsets", "du", "--sets", "notes"],
+        "write it with its folder: ./notes",
+    );
+    refused(&["--flagsets", "fs"], "not a regular file, but a folder");
+}

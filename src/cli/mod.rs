@@ -119,13 +119,14 @@ struct SubjectArgs {
     /// tmpfs, overlay, squashfs, exfat, vfat, or all. Images need Linux and root.
     #[arg(long = "fs", value_name = "LIST")]
     fs: Option<String>,
-    /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file.
-    /// [default: all]
+    /// Which flag sets: `all`, a group name, a comma list of groups, or a flag-set file
+    /// (a path with a folder part, or ending in `.sets`). [default: all]
     // Defaults are applied after merging eqcheck.toml, so clap must see "not given".
     #[arg(long, value_name = "all|GROUP|FILE")]
     sets: Option<String>,
-    /// The flag-set file: a built-in name (walk, dust, du, find) or a path. Default:
-    /// the built-in file named after the reference program, else walk.
+    /// The flag-set file: a built-in name (walk, dust, du, find) or a path (`./du`
+    /// for a file called du). Default: the built-in file named after the reference
+    /// program, else walk.
     #[arg(long, value_name = "NAME|FILE")]
     flagsets: Option<String>,
     /// The reference arm, split shell-word style; `{tree}` is replaced by the tree's path.

@@ -89,10 +89,18 @@ impl<T> Given<T> {
 
 impl Given<String> {
     /// Whether `--sets` (or the file's `sets`) names a flag-set file rather than
-    /// groups: a file exists at that path, or it ends in `.sets`.
+    /// groups, which its shape says: a folder part, or `.sets` at the end. A bare
+    /// word stays a group name whatever file of that name the working folder
+    /// holds, or a file called `all` there would take over the default.
     pub fn names_a_flag_set_file(&self) -> bool {
-        Path::new(&self.origin.path(&self.value)).is_file() || self.value.ends_with(".sets")
+        names_a_file(&self.value)
     }
+}
+
+/// Whether a flag-set value is a path by its shape: a folder part, or `.sets` at
+/// the end.
+pub(crate) fn names_a_file(value: &str) -> bool {
+    value.contains(['/', '\\']) || value.ends_with(".sets")
 }
 
 /// How closely each tree is fingerprinted around every arm.

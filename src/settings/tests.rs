@@ -126,15 +126,15 @@ fn paths_start_where_they_were_written() {
     let in_proj = |written: &str| {
         let layer = parse(
             Path::new("proj/eqcheck.toml"),
-            &format!("sets = {written:?}"),
+            &format!("flagsets = {written:?}"),
         );
-        let sets = layer.unwrap().options.sets.unwrap();
-        sets.origin.path(&sets.value)
+        let named = layer.unwrap().options.flagsets.unwrap();
+        named.origin.path(&named.value)
     };
     assert_eq!(in_proj("web"), "proj/web");
     assert_eq!(in_proj("./edge"), "proj/edge");
     assert_eq!(in_proj("/srv/tree"), "/srv/tree");
-    let here = file("sets = \"./edge\"").sets.unwrap();
+    let here = file("flagsets = \"./edge\"").flagsets.unwrap();
     assert_eq!(here.origin.path(&here.value), "./edge");
     assert_eq!(Origin::Flag("--tree").path("web"), "web");
 }

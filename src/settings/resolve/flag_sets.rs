@@ -53,13 +53,26 @@ pub(super) fn chosen(
     let groups = match options.sets.as_ref().filter(|_| sets_file.is_none()) {
         Some(selector) => file
             .select(&selector.value)
-            .map_err(|err| SettingsError::at(selector, err.to_string()))?,
+            .map_err(|err| SettingsError::at(selector, groups_error(selector, err)))?,
         None => file
             .select(DEFAULT_SETS)
             .expect("`all` selects every group"),
     };
     let groups = groups.iter().map(|g| g.name.clone()).collect();
     Ok((file, groups))
+}
+
+/// Why the sets name no groups, and, when a file of that name is there, how to
+/// name it as the flag-set file instead.
+fn groups_error(selector: &Given<String>, err: impl std::fmt::Display) -> String {
+    let written = selector.origin.path(&selector.value);
+    match Path::new(&written).is_file() {
+        true => format!(
+            "{err}; to read the file `{}` as the flag-set file, write it with its folder: ./{}",
+            selector.value, selector.value
+        ),
+        false => err.to_string(),
+    }
 }
 
 fn builtin(name: &str) -> FlagSetFile {
@@ -81,16 +94,20 @@ fn after_the_reference(reference: &Arm, warnings: &mut Vec<String>) -> FlagSetFi
     builtin("walk")
 }
 
-/// `flagsets`: a file when one exists at that path (or the name has a folder part
-/// or ends in `.sets`), else a built-in name. In a config a built-in name stays a
-/// name, as a tree's does, whatever lies beside the file.
+/// `flagsets`: a file when the value has a folder part or ends in `.sets`, else a
+/// built-in name when it is one (whatever lies in the working folder, as in a
+/// config: `./du` names a file called `du`), else whatever is at that path.
 fn named_flag_sets(named: &Given<String>) -> Result<FlagSetFile, SettingsError> {
     let written = named.origin.path(&named.value);
     let value = named.value.as_str();
-    if let (Origin::File(_), Some(file)) = (&named.origin, flagset::builtin(value)) {
+    if crate::settings::names_a_file(value) {
+        return load(named, &written);
+    }
+    if let Some(file) = flagset::builtin(value) {
         return Ok(file);
     }
-    if Path::new(&written).is_file() || value.contains(['/', '\\']) || value.ends_with(".sets") {
+    // A folder or a FIFO there is named as what it is, not as missing.
+    if Path::new(&written).symlink_metadata().is_ok() {
         return load(named, &written);
     }
     flagset::builtin(value).ok_or_else(|| {
