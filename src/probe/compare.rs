@@ -370,9 +370,10 @@ impl<'a> Explainer<'a> {
     }
 }
 
-/// A path as reports give it: UTF-8 as it is, other bytes as `\xHH`.
+/// A path as reports give it: UTF-8 as it is, other bytes and control characters
+/// escaped, so no name forges a line of the report.
 fn shown(path: &Path) -> String {
-    crate::fixtures::names::escaped(path.as_os_str().as_encoded_bytes())
+    crate::fixtures::names::shown(path.as_os_str().as_encoded_bytes())
 }
 
 fn restat_ctime(path: &Path) -> Option<Value> {

@@ -281,22 +281,7 @@ pub(super) fn has_long_line(text: &[u8]) -> bool {
 /// the text of either escape is `\x5c`, so the text is never read as the escape.
 pub fn printable(bytes: &[u8]) -> String {
     let escaped = crate::fixtures::names::escaped(bytes);
-    let to_escape = |c: char| c.is_control() && c != '\t' && c != '\n';
-    // `escaped` wrote `\x5c` for a `\x` already; any `\u` left is the output's own.
-    if !escaped.chars().any(to_escape) && !escaped.contains("\\u") {
-        return escaped;
-    }
-    let mut out = String::with_capacity(escaped.len());
-    let mut chars = escaped.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'u') => out.push_str("\\x5c"),
-            c if !to_escape(c) => out.push(c),
-            c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-        }
-    }
-    out
+    crate::fixtures::names::controls_escaped(escaped, |c| c == '\t' || c == '\n')
 }
 
 #[cfg(test)]

@@ -119,7 +119,7 @@ fn subfolders(folder: &Folder, census: &Counters) -> Vec<std::ffi::OsString> {
 fn shown(relative: &Path) -> String {
     match relative.as_os_str().is_empty() {
         true => ".".into(),
-        false => crate::fixtures::names::escaped(relative.as_os_str().as_encoded_bytes()),
+        false => crate::fixtures::names::shown(relative.as_os_str().as_encoded_bytes()),
     }
 }
 
