@@ -102,14 +102,20 @@ impl Judge<'_> {
         theirs: &Path,
     ) -> io::Result<StreamResult> {
         let (name, cap) = (stream.name(), NORMALIZE_CAP >> 20);
+        // The rule is in use either way: it is why the lines are compared as a set.
+        self.tally.add(&[(self.sort_rule_name(stream), 1)]);
         if line_multiset(ours)? == line_multiset(theirs)? {
             let diff = first_difference_of_files(ours, theirs)?;
-            self.tally.add(&[(self.sort_rule_name(stream), 1)]);
             self.notes.push(format!(
                 "{name}: larger than {cap} MiB, so its lines were compared as a set (with counts) instead of sorted"
             ));
+            // One line each, as every displaced line is, for the reports to indent.
+            let displaced = std::iter::once("(the first difference, before sorting)")
+                .chain(diff.lines())
+                .map(str::to_string)
+                .collect();
             return Ok(StreamResult {
-                displaced: vec![format!("(the first difference, before sorting)\n{diff}")],
+                displaced,
                 ..plain(stream, StreamVerdict::OrderOnly)
             });
         }
