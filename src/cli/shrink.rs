@@ -2,7 +2,7 @@
 //! `--tree` and `--set`, resolved against the same arms and config as `run`; the
 //! budget; and what is printed at the end.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -120,22 +120,37 @@ struct CaseId {
 }
 
 impl CaseId {
+    /// A tree's path may hold `:` (a folder `./a:b`), and so may a set: the tree
+    /// ends at the first `:` before which stands a tree that exists (a folder or
+    /// spec file there, or a standard tree's name), the group at the next `:`.
+    /// Where none exists, at the first `:`, and the tree's error says so.
     fn parse(id: &str) -> anyhow::Result<CaseId> {
-        let mut parts = id.splitn(3, ':');
-        let (Some(tree), Some(group), Some(set)) = (parts.next(), parts.next(), parts.next())
-        else {
-            anyhow::bail!("case `{id}`: expected TREE:GROUP:SET, as a report's case ids are");
+        let splits: Vec<CaseId> = (id.match_indices(':'))
+            .filter_map(|(end, _)| {
+                let (group, set) = id[end + 1..].split_once(':')?;
+                let (tree, fs) = match id[..end].rsplit_once('@') {
+                    Some((tree, fs)) => (tree, Some(fs.to_string())),
+                    None => (&id[..end], None),
+                };
+                Some(CaseId {
+                    tree: tree.into(),
+                    fs,
+                    group: group.into(),
+                    set: set.into(),
+                })
+            })
+            .collect();
+        let exists = |tree: &str| {
+            Path::new(tree).symlink_metadata().is_ok() || crate::fixtures::spec_named(tree).is_ok()
         };
-        let (tree, fs) = match tree.rsplit_once('@') {
-            Some((tree, fs)) => (tree, Some(fs.to_string())),
-            None => (tree, None),
-        };
-        Ok(CaseId {
-            tree: tree.into(),
-            fs,
-            group: group.into(),
-            set: set.into(),
-        })
+        let mut splits = splits.into_iter();
+        let first = splits.next().ok_or_else(|| {
+            anyhow::anyhow!("case `{id}`: expected TREE:GROUP:SET, as a report's case ids are")
+        })?;
+        if exists(&first.tree) {
+            return Ok(first);
+        }
+        Ok(splits.find(|split| exists(&split.tree)).unwrap_or(first))
     }
 
     fn find(&self, flag_sets: &FlagSetFile) -> Result<(String, FlagSet), Failure> {
@@ -272,4 +287,34 @@ fn print(report: &ShrinkReport) {
         ),
     }
     println!("repro: {}", report.repro);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CaseId;
+
+    /// A tree's path and a set may both hold `:`; the tree is the part that exists.
+    #[test]
+    fn a_case_id_splits_after_the_tree_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("co:lon");
+        std::fs::create_dir(&folder).unwrap();
+        let id = format!("{}:sizes:-a", folder.display());
+        let parsed = CaseId::parse(&id).unwrap();
+        assert_eq!(parsed.tree, folder.display().to_string());
+        assert_eq!(
+            (parsed.group.as_str(), parsed.set.as_str()),
+            ("sizes", "-a")
+        );
+        let parsed = CaseId::parse("basic@ext4:time:--time-style=+%H:%M").unwrap();
+        assert_eq!(parsed.tree, "basic");
+        assert_eq!(parsed.fs.as_deref(), Some("ext4"));
+        assert_eq!(parsed.set, "--time-style=+%H:%M");
+        let parsed = CaseId::parse("nowhere:g:s:t").unwrap();
+        assert_eq!(
+            (parsed.tree.as_str(), parsed.group.as_str()),
+            ("nowhere", "g")
+        );
+        assert!(CaseId::parse("basic:sizes").is_err());
+    }
 }
