@@ -38,6 +38,28 @@ fn a_flaky_case_is_refused_with_a_pointer_to_runs() {
     );
 }
 
+/// A candidate that starts to differ only from its third run on: the copy's two
+/// runs agree, the folder's differ, and so do the copy's again. That is a case
+/// that changes from run to run, not one that hangs on what a copy keeps.
+#[test]
+fn a_case_that_starts_to_differ_midway_is_not_blamed_on_the_copy() {
+    let dir = temp_dir();
+    let counter = counter_file(dir.path());
+    let from_the_third = format!(
+        "n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; [ $n -ge 3 ]"
+    );
+    let cand = candidate(dir.path(), &from_the_third);
+    let tree = folder_with_trigger(dir.path(), "sub");
+    let case = ["--tree", tree.to_str().unwrap(), "--set", "-a"];
+    let out = shrink_walk(&case, &cand, &dir.path().join("out"));
+    assert_exit(&out, 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("changes from run to run") && !stderr.contains("a copy does not keep"),
+        "{out}"
+    );
+}
+
 #[test]
 fn an_equal_case_and_an_unknown_set_are_refused() {
     let dir = temp_dir();

@@ -138,8 +138,10 @@ pub fn run(matrix: &Matrix, options: &ShrinkOptions) -> Result<ShrinkReport, Shr
     masker.also(base_name(&work.root));
     let first = first_runs(matrix, &trials, options, source.name(), &work.root)?;
     let Some(signature) = Signature::of(&first, &masker) else {
-        return Err(not_on_copy(matrix, &trials, options, source, &masker)
-            .unwrap_or_else(|| not_differing(options, &first)));
+        return Err(
+            not_on_copy(matrix, &trials, options, source, &masker, &work.root)
+                .unwrap_or_else(|| not_differing(options, &first)),
+        );
     };
     let before = output::size(&work, &options.set.args);
     let (replicas, copies) = replicas(work, &trials, options, source)?;
@@ -229,25 +231,31 @@ fn first_runs(
     Ok(trials.run(matrix, &matrix.flag_sets, &at, &case, 2))
 }
 
-/// For a folder given by path whose copy shows no difference: whether the folder
-/// itself does (the arms only read it), which says the difference hangs on what a
-/// copy does not keep.
+/// For a folder given by path whose copy (at `copy_root`) shows no difference:
+/// whether the folder itself does (the arms only read it), which says the
+/// difference hangs on what a copy does not keep, unless the copy then differs
+/// too: then what changed was the runs, not the tree.
 fn not_on_copy(
     matrix: &Matrix,
     trials: &Trials,
     options: &ShrinkOptions,
     source: &crate::matrix::TreeSource,
     masker: &Masker,
+    copy_root: &Path,
 ) -> Option<ShrinkError> {
     let crate::matrix::TreeSource::Existing { path, name } = source else {
         return None;
     };
     let original = first_runs(matrix, trials, options, name, path).ok()?;
     Signature::of(&original, masker)?;
-    let why = format!(
-        "the case differs on {} but not on a copy of it: the difference depends on something a copy does not keep (inode numbers, the folder's place, its file system), which shrinking cannot reduce",
-        path.display()
-    );
+    let again = first_runs(matrix, trials, options, name, copy_root).ok()?;
+    let why = match Signature::of(&again, masker) {
+        Some(_) => "the case did not differ on a copy of the tree, then differed on the tree and on the copy alike: an arm's output changes from run to run (with the time, a count, chance), and shrinking needs a difference that holds still; `eqcheck --runs K` on the case shows which arm varies".to_string(),
+        None => format!(
+            "the case differs on {} but not on a copy of it: the difference depends on something a copy does not keep (inode numbers, the folder's place, its file system), which shrinking cannot reduce",
+            path.display()
+        ),
+    };
     Some(refused(options, &why))
 }
 
