@@ -21,6 +21,18 @@ pub(super) struct Output {
     pub digests: Option<Digests>,
 }
 
+/// The first [`DIFF_LINES_SHOWN`] lines of a diff, and how many more it has.
+fn first_lines(diff: &str) -> String {
+    let lines: Vec<&str> = diff.lines().collect();
+    let mut shown = lines[..lines.len().min(DIFF_LINES_SHOWN)].join("\n");
+    match lines.len().saturating_sub(DIFF_LINES_SHOWN) {
+        0 => {}
+        1 => shown.push_str("\n… and 1 more line of the diff"),
+        more => shown.push_str(&format!("\n… and {more} more lines of the diff")),
+    }
+    shown
+}
+
 /// The exit status and the sha256 of each stream.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Digests {
@@ -140,9 +152,8 @@ fn describe(verdict: &Verdict, streams: &[crate::outcome::StreamResult]) -> Stri
         }
         let mut text = format!("{} differs from A's first run", stream.stream.name());
         if let Some(diff) = &stream.diff {
-            let lines: Vec<&str> = diff.lines().take(DIFF_LINES_SHOWN).collect();
             text.push_str(":\n");
-            text.push_str(&lines.join("\n"));
+            text.push_str(&first_lines(diff));
         }
         said.push(text);
     }
@@ -150,4 +161,30 @@ fn describe(verdict: &Verdict, streams: &[crate::outcome::StreamResult]) -> Stri
         return format!("{verdict:?}");
     }
     said.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_lines, DIFF_LINES_SHOWN};
+
+    /// A diff cut short says how much of it was left out.
+    #[test]
+    fn a_long_diff_is_cut_with_the_lines_left_out_counted() {
+        let diff: Vec<String> = (1..=DIFF_LINES_SHOWN + 3)
+            .map(|n| format!("-{n}"))
+            .collect();
+        let shown = first_lines(&diff.join("\n"));
+        assert!(
+            shown.ends_with("\n… and 3 more lines of the diff"),
+            "{shown}"
+        );
+        assert_eq!(shown.lines().count(), DIFF_LINES_SHOWN + 1);
+        let one_more = first_lines(&diff[..DIFF_LINES_SHOWN + 1].join("\n"));
+        assert!(
+            one_more.ends_with("… and 1 more line of the diff"),
+            "{one_more}"
+        );
+        let whole = diff[..DIFF_LINES_SHOWN].join("\n");
+        assert_eq!(first_lines(&whole), whole);
+    }
 }
