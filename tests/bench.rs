@@ -464,3 +464,41 @@ fn a_side_that_leaves_processes_running_is_warned_of() {
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(!late.exists(), "a child a timed run left went on running");
 }
+
+/// Two groups that hold a set of one label make two rows the table tells apart
+/// by group, as a case id would.
+#[test]
+fn one_set_label_in_two_groups_is_two_rows_named_by_group() {
+    let dir = temp_dir();
+    let sets = written(dir.path(), "two.sets", "[first]\n-a\n[second]\n-a\n");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let true_arm = double("print ''");
+    let out = run([
+        "bench",
+        "--ref",
+        &true_arm,
+        "--cand",
+        &true_arm,
+        "--flagsets",
+        &sets,
+        "--sets",
+        "all",
+        "--tree",
+        &tree.to_string_lossy(),
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--markdown",
+        "-",
+    ]);
+    assert_exit(&out, 0);
+    let table = String::from_utf8_lossy(&out.stdout);
+    // The Set column of the rows under the header and its rule.
+    let sets: Vec<&str> = (table.lines())
+        .filter_map(|line| line.split('|').nth(2).map(str::trim))
+        .skip(2)
+        .collect();
+    assert_eq!(sets, ["first:-a", "second:-a"], "{out}");
+}

@@ -83,9 +83,10 @@ pub struct BenchRow {
 }
 
 impl BenchRow {
-    /// The row as notes and warnings name it: `TREE SET [VARIANT]`.
+    /// The row as notes and warnings name it: `TREE GROUP:SET [VARIANT]`, as a case
+    /// id names the set, so two groups' sets of one label stay apart.
     pub fn named(&self, tree: &str) -> String {
-        format!("{tree} {} [{}]", self.set, self.variant)
+        format!("{tree} {}:{} [{}]", self.group, self.set, self.variant)
     }
 }
 

@@ -27,13 +27,21 @@ pub fn write_json(outcome: &BenchOutcome, out: &mut dyn Write) -> io::Result<()>
 pub fn write_table(outcome: &BenchOutcome, layout: Layout, out: &mut dyn Write) -> io::Result<()> {
     write_heading(outcome, layout, out)?;
     let with_set = outcome.trees.iter().any(|t| {
+        let set = |r: &BenchRow| (r.group.clone(), r.set.clone());
         t.rows
             .iter()
-            .any(|r| t.rows.first().is_some_and(|first| first.set != r.set))
+            .any(|r| t.rows.first().is_some_and(|first| set(first) != set(r)))
+    });
+    // Groups are shown only where two of them hold a set of one label.
+    let with_group = outcome.trees.iter().any(|t| {
+        t.rows
+            .iter()
+            .any(|r| (t.rows.iter()).any(|other| other.set == r.set && other.group != r.group))
     });
     let mut table = vec![header(with_set)];
     for tree in &outcome.trees {
-        table.extend(tree.rows.iter().map(|row| cells(tree, row, with_set)));
+        table
+            .extend((tree.rows.iter()).map(|row| cells(tree, row, with_set.then_some(with_group))));
     }
     write_rows(&table, layout, out)?;
     writeln!(out)?;
@@ -87,10 +95,14 @@ fn header(with_set: bool) -> Vec<String> {
     header.into_iter().map(String::from).collect()
 }
 
-fn cells(tree: &BenchTree, row: &BenchRow, with_set: bool) -> Vec<String> {
+/// A row's cells; `set` is whether the table has a Set column and, if so,
+/// whether it names each set's group as well (`GROUP:SET`).
+fn cells(tree: &BenchTree, row: &BenchRow, set: Option<bool>) -> Vec<String> {
     let mut cells = vec![tree.name.clone()];
-    if with_set {
-        cells.push(row.set.clone());
+    match set {
+        Some(true) => cells.push(format!("{}:{}", row.group, row.set)),
+        Some(false) => cells.push(row.set.clone()),
+        None => {}
     }
     let median =
         |s: Option<Spread>, show: fn(f64) -> String| s.map_or("-".into(), |s| show(s.median));
