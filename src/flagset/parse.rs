@@ -107,6 +107,9 @@ impl Parser {
         }
         let opened = match name.strip_prefix("rule ") {
             Some(rule) => self.open_rule(line, rule.trim()),
+            // `[rule]` would open a group called rule, and the rule's keys below it
+            // would be blamed instead.
+            None if name == "rule" => Err("a rule needs a name: `[rule NAME]`".into()),
             None => self.open_group(trimmed, name),
         };
         opened.map_err(|message| self.syntax(line, message))

@@ -211,6 +211,14 @@ fn a_bad_header_says_what_a_header_looks_like() {
 }
 
 #[test]
+fn a_rule_header_without_a_name_is_refused_at_its_line() {
+    assert_eq!(
+        error_of("[g]\n-a\n[rule]\nkind = sort-lines\n"),
+        "x.sets:3: a rule needs a name: `[rule NAME]`"
+    );
+}
+
+#[test]
 fn a_hash_inside_a_word_or_quotes_is_kept() {
     let file = parse(
         "x.sets",
