@@ -294,20 +294,26 @@ fn malformed_specs_give_file_and_line_and_exit_2() {
 #[test]
 fn a_failed_build_names_the_spec_line_and_path() {
     let dir = temp_dir();
-    let spec = dir.path().join("clash.tree");
-    // The generator's first name is also listed; whichever the shuffled order makes
-    // second fails, and names its own line.
-    fs::write(&spec, "file x/file-0\ngenerate files x count=3\n").unwrap();
-    let spec = spec_named(spec.to_str().unwrap()).unwrap();
-    let error = build_temp(&spec).unwrap_err().to_string();
-    let line = [
-        "clash.tree:1: cannot create ",
-        "clash.tree:2: cannot create ",
-    ];
+    let spec = dir.path().join("big.tree");
+    fs::write(&spec, "dir d\nfile d/a size=10 content=random seed=1\n").unwrap();
+    let into = dir.path().join("out");
+    // A file-size limit of 0 (SIGXFSZ ignored, so a write fails with EFBIG): the
+    // file's first bytes cannot be written, which no file system is to blame for.
+    let script = r#"ulimit -f 0 && trap '' XFSZ && exec "$0" trees build "$1" --into "$2""#;
+    let out = Cmd::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(crate::util::eqcheck())
+        .arg(&spec)
+        .arg(&into)
+        .output();
+    assert_exit(&out, 3);
+    let error = String::from_utf8_lossy(&out.stderr);
     assert!(
-        line.iter().any(|l| error.contains(l)) && error.contains("x/file-0: File exists"),
-        "{error}"
+        error.contains("big.tree:2: cannot create ") && error.contains("d/a: File too large"),
+        "{out}"
     );
+    assert!(!into.exists(), "the half-built tree is removed\n{out}");
 }
 
 #[test]
