@@ -16,6 +16,7 @@ pub mod build;
 pub mod cgroups;
 pub mod cleanup;
 pub mod cli;
+pub mod counted;
 pub mod exit;
 pub mod fixtures;
 pub mod flagset;

@@ -51,12 +51,14 @@ impl<'a> Guard<'a> {
             Ok(watch) => {
                 let files = match watch.files() {
                     0 => String::new(),
-                    1 => " and 1 file with other links".to_string(),
-                    n => format!(" and {n} files with other links"),
+                    n => format!(
+                        " and {} with other links",
+                        crate::counted::counted(n as u64, "file", "files")
+                    ),
                 };
+                let folders = crate::counted::counted(watch.folders() as u64, "folder", "folders");
                 let how = format!(
-                    "watched (inotify on {} folders{files}), fingerprinted at the start and the end",
-                    watch.folders()
+                    "watched (inotify on {folders}{files}), fingerprinted at the start and the end"
                 );
                 (Some(watch), how)
             }

@@ -55,10 +55,13 @@ fn write_with(outcome: &RunOutcome, out: &mut dyn Write, with_cases: bool) -> io
         .collect();
     if !shown.is_empty() && !with_cases {
         writeln!(out)?;
+        let (cases, are) = match shown.len() {
+            1 => ("1 case that is".to_string(), "is"),
+            n => (format!("{n} cases that are"), "are"),
+        };
         writeln!(
             out,
-            "The {} cases that are not identical are too large to show here: see the log.",
-            shown.len()
+            "The {cases} not identical {are} too large to show here: see the log."
         )?;
     } else if !shown.is_empty() {
         writeln!(out)?;

@@ -114,7 +114,8 @@ pub fn tally(outcome: &RunOutcome) -> String {
             other => format!("{n} {}", other.label()),
         })
         .collect();
-    format!("{} cases: {}", outcome.cases.len(), counts.join(", "))
+    let cases = crate::counted::counted(outcome.cases.len() as u64, "case", "cases");
+    format!("{cases}: {}", counts.join(", "))
 }
 
 /// Which shard of how large a matrix this run was, when it was one.

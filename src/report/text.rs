@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::summary;
+use crate::counted::{counted, noun};
 use crate::outcome::{
     thousands, CaseOutcome, FlakyArm, RunOutcome, StreamResult, StreamVerdict, Verdict,
 };
@@ -167,14 +168,15 @@ fn trees(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
         let on = (tree.file_system.as_ref())
             .map(|fs| format!(" on {fs}"))
             .unwrap_or_default();
+        let shown = |n: u64, one, many| format!("{} {}", thousands(n), noun(n, one, many));
         writeln!(
             out,
-            "{}: {} entries ({} files, {} folders, {} symlinks{other}), {origin}{on} at {}",
+            "{}: {} ({}, {}, {}{other}), {origin}{on} at {}",
             tree.name,
-            thousands(c.entries),
-            thousands(c.files),
-            thousands(c.folders),
-            thousands(c.symlinks),
+            shown(c.entries, "entry", "entries"),
+            shown(c.files, "file", "files"),
+            shown(c.folders, "folder", "folders"),
+            shown(c.symlinks, "symlink", "symlinks"),
             tree.path
         )?;
         if let Some(guard) = &tree.guard {
@@ -197,8 +199,9 @@ fn rules(outcome: &RunOutcome, out: &mut dyn Write) -> io::Result<()> {
             "unused: it never fired in this run".to_string()
         } else {
             format!(
-                "fired {} times in {} cases",
-                rule.times_fired, rule.cases_fired
+                "fired {} in {}",
+                counted(rule.times_fired as u64, "time", "times"),
+                counted(rule.cases_fired as u64, "case", "cases")
             )
         };
         writeln!(

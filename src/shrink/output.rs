@@ -27,14 +27,11 @@ pub struct Size {
 impl Size {
     /// `N entries, M bytes`, in the singular for one.
     pub fn tree_words(&self) -> String {
-        let entries = match self.entries {
-            1 => "1 entry".to_string(),
-            n => format!("{n} entries"),
-        };
-        match self.bytes {
-            1 => format!("{entries}, 1 byte"),
-            n => format!("{entries}, {n} bytes"),
-        }
+        let entries = crate::counted::counted(self.entries as u64, "entry", "entries");
+        format!(
+            "{entries}, {}",
+            crate::counted::counted(self.bytes, "byte", "bytes")
+        )
     }
 }
 
