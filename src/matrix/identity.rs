@@ -167,9 +167,18 @@ pub fn version(arm: &Arm, timeout: Duration, launcher: &Launcher, dir: &Path) ->
     let mut start = Vec::new();
     let file = std::fs::File::open(&request.stdout).ok()?;
     file.take(64 * 1024).read_to_end(&mut start).ok()?;
-    let text = String::from_utf8_lossy(&start);
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = first_line(&start)?;
     Some(line.chars().take(200).collect())
+}
+
+/// The first line of a `--version` output that holds anything, trimmed, its
+/// bytes as a report shows a name: a NUL-separated or coloured output can neither
+/// put raw control bytes into the reports nor steer a terminal.
+fn first_line(output: &[u8]) -> Option<String> {
+    let line = (output.split(|&b| b == b'\n'))
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty())?;
+    Some(crate::fixtures::names::shown(line))
 }
 
 /// The machine the run is on.
@@ -223,6 +232,21 @@ fn runs_translated() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version line a report shows holds no raw control byte.
+    #[test]
+    fn a_version_line_shows_control_bytes_escaped() {
+        assert_eq!(
+            first_line(b"\n  tool 1.2\r\nmore\n").as_deref(),
+            Some("tool 1.2")
+        );
+        assert_eq!(first_line(b"a\0b\0").as_deref(), Some("a\\x00b\\x00"));
+        assert_eq!(
+            first_line(b"\x1b[1mbold\x1b[0m 2.0").as_deref(),
+            Some("\\x1b[1mbold\\x1b[0m 2.0")
+        );
+        assert_eq!(first_line(b" \n\t\n"), None);
+    }
 
     #[test]
     fn this_very_test_binary_is_built_for_this_machine() {
