@@ -270,7 +270,8 @@ pub fn trees(named: &[Given<String>]) -> Result<Vec<TreeSource>, SettingsError> 
     let temp = std::env::temp_dir();
     for tree in &trees {
         if let TreeSource::Spec(spec) = tree {
-            fixtures::room::check(spec, &temp).map_err(SettingsError::NoRoom)?;
+            let built_in = fixtures::room::BuiltIn::TempFolder;
+            fixtures::room::check(spec, &temp, built_in).map_err(SettingsError::NoRoom)?;
         }
     }
     Ok(trees)
