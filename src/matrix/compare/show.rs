@@ -193,7 +193,7 @@ fn render_first_difference(ours: &Window, theirs: &Window, line: usize, offset: 
         .map_or(0, |p| p + 1);
     let column = at - line_start;
     let mut text = format!(
-        "--- reference\n+++ candidate\n@@ first difference at line {line}, byte {offset}; the texts are not compared past it @@\n"
+        "--- reference\n+++ candidate\n@@ first difference at line {line} ({offset} bytes into the text); the texts are not compared past it @@\n"
     );
     let before: Vec<&[u8]> = ours.bytes[..line_start]
         .split_inclusive(|&b| b == b'\n')

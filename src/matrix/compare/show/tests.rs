@@ -55,7 +55,10 @@ fn a_difference_in_one_huge_line_is_shown_cut_around_it() {
     let huge = "a".repeat(3_000_000) + "X" + &"b".repeat(3_000_000);
     let shown = x_made_y(&huge);
     assert!(shown.len() < 1000, "{shown}");
-    assert!(shown.contains("line 1, byte 3000000"), "{shown}");
+    assert!(
+        shown.contains("line 1 (3000000 bytes into the text)"),
+        "{shown}"
+    );
     assert!(shown.contains("aX") && shown.contains("aY"), "{shown}");
     assert!(shown.contains("(a line longer than the"), "{shown}");
     let short = first_difference(b"x\nsame\nab\n", b"x\nsame\nac\n");
@@ -256,7 +259,7 @@ fn files_count_the_lines_before_the_difference_across_blocks() {
     for (line, number) in [("line 50\n", 51), ("line 9000\n", 9001)] {
         let theirs = ours.replace(line, "changed\n");
         let shown = of_files(ours.as_bytes(), theirs.as_bytes());
-        let at = format!("first difference at line {number}, byte ");
+        let at = format!("first difference at line {number} (");
         assert!(shown.contains(&at), "{shown}");
         // Lines within the window are whole, though it ends before the text.
         let ours = format!("\n-{line}-line {number}\n");
@@ -271,7 +274,7 @@ fn a_text_that_is_the_start_of_the_other_ends_where_it_ends() {
     let ours: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
     let shorter = &ours[..ours.len() - 10];
     let shown = of_files(ours.as_bytes(), shorter.as_bytes());
-    let at = "first difference at line 10000, byte 98880;";
+    let at = "first difference at line 10000 (98880 bytes into the text);";
     assert!(shown.contains(at), "{shown}");
     assert!(shown.ends_with("-line 9999\n+(end of text)\n"), "{shown}");
     let shown = of_files(shorter.as_bytes(), ours.as_bytes());
