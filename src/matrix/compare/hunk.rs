@@ -124,11 +124,11 @@ fn range(start: u64, len: u64) -> String {
 }
 
 /// A line as a diff shows it: whole up to [`LONG_LINE`] bytes, else cut around
-/// `column`.
+/// `column` of the bytes kept of it.
 fn shown(line: &Kept, column: usize) -> String {
     if line.len <= LONG_LINE as u64 {
         printable(&line.text)
     } else {
-        cut_line(&line.text, column, line.len)
+        cut_line(&line.text, line.from, column, line.len)
     }
 }

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io;
 
 use super::hunk::{Hunk, CONTEXT};
-use super::lines::{Kept, Lines, Text};
+use super::lines::{refocus, Kept, Lines, Text};
 use super::ordered::{align, Steps};
 use crate::outcome::thousands;
 use crate::outcome::{LineCounts, LineOrder};
@@ -70,6 +70,7 @@ pub(super) fn in_order(ours: Text, theirs: Text, sides: Sides) -> io::Result<Cou
         run: (0, 0),
         same_run: 0,
         show: Some(Show {
+            texts: (ours, theirs),
             a: ours.lines()?,
             b: theirs.lines()?,
             recent: VecDeque::new(),
@@ -79,7 +80,7 @@ pub(super) fn in_order(ours: Text, theirs: Text, sides: Sides) -> io::Result<Cou
         shown: Vec::new(),
     };
     align(ours, theirs, &mut hunks)?;
-    Ok(hunks.finish())
+    hunks.finish()
 }
 
 /// The counts so far, and the hunks being shown.
@@ -102,6 +103,8 @@ struct Hunks<'a> {
 
 /// The second pass over both texts, for the lines shown.
 struct Show<'a> {
+    /// The texts, for reading a long line again around where it differs.
+    texts: (Text<'a>, Text<'a>),
     a: Lines<'a>,
     b: Lines<'a>,
     /// The last [`CONTEXT`] same lines: the context before a hunk.
@@ -113,7 +116,7 @@ struct Show<'a> {
 
 impl Steps for Hunks<'_> {
     fn same(&mut self) -> io::Result<()> {
-        self.end_run();
+        self.end_run()?;
         self.same_run += 1;
         self.next = (self.next.0 + 1, self.next.1 + 1);
         let Some(show) = &mut self.show else {
@@ -180,8 +183,10 @@ impl Steps for Hunks<'_> {
 fn missing() -> Kept {
     Kept {
         text: b"(the text changed while it was compared)".to_vec(),
+        from: 0,
         len: 0,
         ended: true,
+        at: 0,
     }
 }
 
@@ -218,22 +223,27 @@ impl Hunks<'_> {
     }
 
     /// The run of changes ends: it is counted, and shown when a hunk is open.
-    fn end_run(&mut self) {
+    fn end_run(&mut self) -> io::Result<()> {
         if self.run == (0, 0) {
-            return;
+            return Ok(());
         }
         self.differing += self.run.0.max(self.run.1);
         if let Some(show) = &mut self.show {
-            let (removed, added) = std::mem::take(&mut show.run);
+            let (mut removed, mut added) = std::mem::take(&mut show.run);
             if let Some(hunk) = &mut show.open {
+                // Lines changed in place are shown around where they differ.
+                for (x, y) in removed.iter_mut().zip(added.iter_mut()) {
+                    refocus(show.texts, x, y)?;
+                }
                 hunk.run((&removed, self.run.0), (&added, self.run.1), self.sides);
             }
         }
         self.run = (0, 0);
+        Ok(())
     }
 
-    fn finish(mut self) -> Counted {
-        self.end_run();
+    fn finish(mut self) -> io::Result<Counted> {
+        self.end_run()?;
         if let Some(hunk) = self.show.as_mut().and_then(|show| show.open.take()) {
             self.shown.push(hunk.close());
         }
@@ -258,7 +268,7 @@ impl Hunks<'_> {
             thousands(self.added),
         );
         diff.extend(self.shown);
-        Counted {
+        Ok(Counted {
             diff,
             counts: LineCounts {
                 compared: LineOrder::InOrder,
@@ -267,7 +277,7 @@ impl Hunks<'_> {
                 differing: Some(self.differing),
                 hunks: Some(self.hunks),
             },
-        }
+        })
     }
 }
 
@@ -471,8 +481,22 @@ mod tests {
         let theirs = format!("{long}Y{long}\n");
         let found = counted(&ours, &theirs);
         let (_, diff) = split(&found);
-        // Only the first bytes are kept: the difference past them is not in view.
+        // The difference lies past the bytes first kept: both lines are read again
+        // around it, and shown from a little before it.
+        let around = format!("…{}", "a".repeat(SHOWN_AROUND_BEFORE));
+        for (sign, byte) in [('-', 'X'), ('+', 'Y')] {
+            let shown = format!("\n{sign}{around}{byte}aaa");
+            assert!(diff.contains(&shown), "{shown:?} in\n{diff}");
+        }
         assert!(diff.contains("… (20,001 bytes in all)"), "{diff}");
+        // From a file as from memory, and where one line is the other's start.
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, format!("{long}{long}\n")).unwrap();
+        std::fs::write(&b, format!("{long}{long}Z\n")).unwrap();
+        let found = in_order(Text::File(&a), Text::File(&b), ARMS).unwrap();
+        let shown = format!("\n+{around}Z… (20,001 bytes in all)");
+        assert!(found.diff.contains(&shown), "{shown:?} in\n{}", found.diff);
         let near = format!("{}X{}\n", "a".repeat(100), "b".repeat(10_000));
         let far = format!("{}Y{}\n", "a".repeat(100), "b".repeat(10_000));
         let found = counted(&near, &far);

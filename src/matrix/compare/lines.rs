@@ -5,7 +5,7 @@
 //! or a normalized text in memory.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -29,22 +29,41 @@ pub(super) enum Text<'a> {
 
 impl<'a> Text<'a> {
     pub(super) fn lines(self) -> io::Result<Lines<'a>> {
-        let reader: Box<dyn BufRead + 'a> = match self {
-            Text::Bytes(bytes) => Box::new(bytes),
-            Text::File(path) => Box::new(BufReader::with_capacity(BLOCK, File::open(path)?)),
-        };
-        Ok(Lines { reader })
+        Ok(Lines {
+            reader: self.from(0)?,
+            read: 0,
+        })
+    }
+
+    /// The text from byte `offset` on.
+    fn from(self, offset: u64) -> io::Result<Box<dyn BufRead + 'a>> {
+        Ok(match self {
+            Text::Bytes(bytes) => {
+                let start = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+                Box::new(&bytes[start..])
+            }
+            Text::File(path) => {
+                let mut file = File::open(path)?;
+                file.seek(SeekFrom::Start(offset))?;
+                Box::new(BufReader::with_capacity(BLOCK, file))
+            }
+        })
     }
 }
 
-/// A line as a report shows it: its first [`KEPT`] bytes, newline left out.
+/// A line as a report shows it: [`KEPT`] bytes of it, newline left out, from its
+/// start or (see [`refocus`]) from a little before where it differs.
 #[derive(Debug, Clone)]
 pub(super) struct Kept {
     pub text: Vec<u8>,
+    /// Where in the line `text` starts.
+    pub from: u64,
     /// The whole line's length, newline left out.
     pub len: u64,
     /// Whether a newline ended it; only a text's last line may lack one.
     pub ended: bool,
+    /// Where in its text the line starts.
+    pub at: u64,
 }
 
 /// A text's lines, one at a time. A line is what ends with a newline, and the
@@ -52,6 +71,8 @@ pub(super) struct Kept {
 /// one, and the empty text none.
 pub(super) struct Lines<'a> {
     reader: Box<dyn BufRead + 'a>,
+    /// Bytes consumed so far: where the next line starts.
+    read: u64,
 }
 
 impl Lines<'_> {
@@ -72,11 +93,13 @@ impl Lines<'_> {
             if let Some(end) = buffer.iter().position(|&b| b == b'\n') {
                 piece(&buffer[..end]);
                 self.reader.consume(end + 1);
+                self.read += end as u64 + 1;
                 return Ok(Some(true));
             }
             let whole = buffer.len();
             piece(buffer);
             self.reader.consume(whole);
+            self.read += whole as u64;
         }
     }
 
@@ -99,18 +122,91 @@ impl Lines<'_> {
     pub(super) fn next_kept(&mut self) -> io::Result<Option<Kept>> {
         let mut text = Vec::new();
         let mut len = 0u64;
+        let at = self.read;
         let ended = self.next_with(|piece| {
             let room = KEPT.saturating_sub(text.len());
             text.extend_from_slice(&piece[..room.min(piece.len())]);
             len += piece.len() as u64;
         })?;
-        Ok(ended.map(|ended| Kept { text, len, ended }))
+        Ok(ended.map(|ended| Kept {
+            text,
+            from: 0,
+            len,
+            ended,
+            at,
+        }))
     }
 
     /// Passes over the next line; whether there was one.
     pub(super) fn skip(&mut self) -> io::Result<bool> {
         Ok(self.next_with(|_| {})?.is_some())
     }
+}
+
+/// Two lines longer than what is kept of them, whose kept bytes are the same:
+/// each is read again from its text, side by side up to where they first differ,
+/// and keeps [`KEPT`] bytes from a little before there, so the diff shows the
+/// difference and not two equal starts. Lines that differ within their kept
+/// bytes, or are short, are left as they are.
+pub(super) fn refocus(texts: (Text, Text), x: &mut Kept, y: &mut Kept) -> io::Result<()> {
+    let long = |k: &Kept| k.len > KEPT as u64 && k.from == 0;
+    if !(long(x) && long(y)) || x.text != y.text {
+        return Ok(());
+    }
+    let Some(differs_at) = first_difference(texts, x, y)? else {
+        return Ok(());
+    };
+    let from = differs_at.saturating_sub(BEFORE_THE_DIFFERENCE);
+    for (text, kept) in [(texts.0, x), (texts.1, y)] {
+        let mut window = Vec::new();
+        let rest = kept.len.saturating_sub(from).min(KEPT as u64);
+        text.from(kept.at + from)?
+            .take(rest)
+            .read_to_end(&mut window)?;
+        kept.text = window;
+        kept.from = from;
+    }
+    Ok(())
+}
+
+/// Bytes of a line kept before its first difference by [`refocus`].
+const BEFORE_THE_DIFFERENCE: u64 = 64;
+
+/// Where in two lines they first differ, reading both from their texts; none
+/// when they hold the same bytes.
+fn first_difference(texts: (Text, Text), x: &Kept, y: &Kept) -> io::Result<Option<u64>> {
+    let mut a = texts.0.from(x.at)?.take(x.len);
+    let mut b = texts.1.from(y.at)?.take(y.len);
+    let (mut p, mut q) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
+    let mut offset = 0u64;
+    loop {
+        let (n, m) = (fill(&mut a, &mut p)?, fill(&mut b, &mut q)?);
+        let common = n.min(m);
+        if let Some(at) = (p[..common].iter().zip(&q[..common])).position(|(s, t)| s != t) {
+            return Ok(Some(offset + at as u64));
+        }
+        offset += common as u64;
+        if n != m {
+            return Ok(Some(offset));
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+    }
+}
+
+/// Reads until `buffer` is full or the reader ends; the count read.
+fn fill(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
 }
 
 #[cfg(test)]
@@ -166,6 +262,7 @@ mod tests {
         };
         Lines {
             reader: Box::new(io::BufReader::new(reader)),
+            read: 0,
         }
     }
 

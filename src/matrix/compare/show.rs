@@ -254,14 +254,15 @@ fn cut_around(line: &[u8], column: usize, whole: bool) -> String {
     )
 }
 
-/// A line too long to show whole, from `view` (its first bytes): about
-/// [`SHOWN_AROUND`] characters around `column`, and its whole length.
-pub(super) fn cut_line(view: &[u8], column: usize, len: u64) -> String {
+/// A line too long to show whole, from `view` (bytes of it from byte `start`):
+/// about [`SHOWN_AROUND`] characters around `column` of the view, and its whole
+/// length.
+pub(super) fn cut_line(view: &[u8], start: u64, column: usize, len: u64) -> String {
     let from = column.saturating_sub(SHOWN_AROUND / 4).min(view.len());
     let to = (from + SHOWN_AROUND).min(view.len());
     format!(
         "{}{}… ({} bytes in all)",
-        if from > 0 { "…" } else { "" },
+        if start > 0 || from > 0 { "…" } else { "" },
         printable(&view[from..to]),
         thousands(len)
     )

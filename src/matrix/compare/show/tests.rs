@@ -116,9 +116,9 @@ fn a_cut_line_shows_its_first_bytes_around_the_column_and_its_whole_length() {
             format!("…{}… (1,000 bytes in all)", at(850, 1000)),
         ),
     ] {
-        assert_eq!(cut_line(&view, column, len), shown, "column {column}");
+        assert_eq!(cut_line(&view, 0, column, len), shown, "column {column}");
     }
-    assert_eq!(cut_line(&view, 5000, 9000), "…… (9,000 bytes in all)");
+    assert_eq!(cut_line(&view, 0, 5000, 9000), "…… (9,000 bytes in all)");
 }
 
 #[test]
