@@ -27,6 +27,31 @@ pub fn rewrite_root(bytes: &[u8], root: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Both texts with every `{tree}` they print themselves written as a marker
+/// neither holds (`{tree #1}`, or `#2`…), when either prints one; else none. The
+/// rewrite maps the tree's path to `{tree}`, so an arm that printed `{tree}` where
+/// the other printed the path would otherwise come out equal to it.
+pub(super) fn placeholders_apart(a: &[u8], b: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let placeholder = TREE_PLACEHOLDER.as_bytes();
+    if find(a, placeholder).is_none() && find(b, placeholder).is_none() {
+        return None;
+    }
+    let held = |m: &str| find(a, m.as_bytes()).is_some() || find(b, m.as_bytes()).is_some();
+    let marker = (1..).map(|n| format!("{{tree #{n}}}")).find(|m| !held(m))?;
+    let apart = |text: &[u8]| {
+        let mut out = Vec::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = find(rest, placeholder) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(marker.as_bytes());
+            rest = &rest[at + placeholder.len()..];
+        }
+        out.extend_from_slice(rest);
+        out
+    };
+    Some((apart(a), apart(b)))
+}
+
 /// How many times the root stands as a whole path in `bytes`.
 pub(super) fn count(bytes: &[u8], root: &[u8]) -> usize {
     let mut times = 0;
@@ -72,6 +97,14 @@ mod tests {
         );
         assert_eq!(count(b"4\t/t/r/a\n8\t/t/r2\n", b"/t/r"), 1);
         assert_eq!(count(b"/t/r/a /t/r /x/t/r", b"/t/r"), 2);
+    }
+
+    #[test]
+    fn a_printed_placeholder_is_set_apart_by_a_marker_neither_text_holds() {
+        assert_eq!(placeholders_apart(b"/t/r a", b"/t/r b"), None);
+        let (a, b) = placeholders_apart(b"x {tree} {tree #1}", b"/t/r").unwrap();
+        assert_eq!(a, b"x {tree #2} {tree #1}");
+        assert_eq!(b, b"/t/r");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::files::{line_multiset, load, Loaded};
 use super::hunks::{in_order, Sides, ARMS, SHOWN_HUNKS};
 use super::lines::Text;
 use super::multiset::as_multiset;
+use super::root::placeholders_apart;
 use super::show::{displaced, has_long_line, LONG_LINE};
 use super::{
     first_difference, first_difference_of_files, rewrite_root, same_contents, unified_diff, Judge,
@@ -154,6 +155,18 @@ impl Judge<'_> {
         if na.text != nb.text {
             let (diff, lines) = self.diff(stream, &na.text, &nb.text, ARMS)?;
             return Ok(differs(stream, diff, lines));
+        }
+        // Equal once normalized, but a `{tree}` an arm printed itself may have met
+        // the tree's path in the other: judged again with those set apart.
+        if let Some((a, b)) = placeholders_apart(a, b) {
+            let (na, nb) = (
+                self.normalize(&a, stream, false),
+                self.normalize(&b, stream, false),
+            );
+            if na.text != nb.text {
+                let (diff, lines) = self.diff(stream, &na.text, &nb.text, ARMS)?;
+                return Ok(differs(stream, diff, lines));
+            }
         }
         let (ra, rb) = (rewrite_root(a, self.root), rewrite_root(b, self.root));
         if ra != rb && self.normalize(a, stream, true).text == self.normalize(b, stream, true).text

@@ -568,3 +568,28 @@ fn exit_statuses_that_differ_show_both_and_equal_ones_show_nothing() {
     let alike = judged(std::slice::from_ref(&ok), &[runs.printed(b"same\n")], &[]);
     assert_eq!(status(&alike), (StreamVerdict::Identical, None));
 }
+
+/// An arm that prints `{tree}` where the other prints the tree's path differs:
+/// the root rewrite alone never makes two outputs equal.
+#[test]
+fn a_printed_placeholder_does_not_meet_the_trees_path() {
+    let mut runs = Runs::new();
+    let ours = runs.printed(b"size 5 /no/such/tree\n");
+    let theirs = runs.printed(b"size 5 {tree}\n");
+    let judged = judged(&[ours], &[theirs], &[]);
+    assert_eq!(judged.verdict, Verdict::Differs, "{:?}", judged.streams);
+    let diff = judged.streams[0].diff.as_deref().unwrap_or_default();
+    assert!(diff.contains("+size 5 {tree #1}"), "{diff}");
+    // The path on both sides is still equal after the rewrite.
+    let same = judged_pair(
+        &mut runs,
+        b"at {tree} /no/such/tree\n",
+        b"at {tree} /no/such/tree\n",
+    );
+    assert_eq!(same, Verdict::Identical);
+}
+
+fn judged_pair(runs: &mut Runs, ours: &[u8], theirs: &[u8]) -> Verdict {
+    let (ours, theirs) = (runs.printed(ours), runs.printed(theirs));
+    judged(&[ours], &[theirs], &[]).verdict
+}
