@@ -525,3 +525,47 @@ fn refused_script(dir: &std::path::Path, text: &str, mode: u32, said: &str) -> S
     assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{out}");
     script
 }
+
+/// Cases in one folder, one after another, each write over the files the case
+/// before left: a long output followed by a short one must not keep the long
+/// one's tail. The first case differs (x's against y's); the second prints the
+/// same short line on both sides and must be identical.
+#[test]
+fn a_case_never_sees_what_the_case_before_it_wrote() {
+    let dir = temp_dir();
+    let arm = |name: &str, long: &str| {
+        let script = format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ncase \"$1\" in\n-a) printf '{long}\\n' ;;\n*) printf 'a\\n' ;;\nesac\n"
+        );
+        let path = written(dir.path(), name, &script);
+        crate::util::set_mode(std::path::Path::new(&path), 0o755);
+        path
+    };
+    let (reference, candidate) = (
+        arm("ref.sh", &"x".repeat(5000)),
+        arm("cand.sh", &"y".repeat(5000)),
+    );
+    let sets = written(dir.path(), "two.sets", "operand =\n[g]\n-a\n-b\n");
+    let out = run_pair(
+        &reference,
+        &candidate,
+        &[
+            "--flagsets",
+            &sets,
+            "--argv0",
+            "arm",
+            "-j",
+            "1",
+            "--runs",
+            "2",
+            "--json",
+            "-",
+        ],
+    );
+    assert_exit(&out, 1);
+    assert_eq!(
+        verdicts(&json_report(&out), &out),
+        ["differs", "identical"],
+        "{out}"
+    );
+}

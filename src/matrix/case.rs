@@ -87,6 +87,11 @@ pub(super) fn run_case(
         },
         None => compare::judge(&reference, &candidate, root, &rules),
     };
+    // Judged: emptied now, so the next case in this folder writes into empty files.
+    for run in reference.iter().chain(&candidate) {
+        emptied(&run.stdout);
+        emptied(&run.stderr);
+    }
     let mut outcome = CaseOutcome {
         id: case.id.clone(),
         tree: tree.name.to_string(),
@@ -150,10 +155,22 @@ fn made(dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// A captured file truncated to nothing, where there is one: kept, not removed, so
+/// the next case writes into it and needs no new inode, and emptied here rather
+/// than when it is opened again (see the keeper's `empty_output`).
+fn emptied(path: &Path) {
+    if path.as_os_str().is_empty() {
+        return;
+    }
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_len(0));
+}
+
 /// A later run whose output is byte for byte its arm's first is pointed at the
 /// first run's files and its own are emptied, so `--runs 50` of a large output
-/// keeps one copy on disk, not fifty. Emptied, not removed: the next case makes
-/// them again, and a file made over an old one needs no new inode.
+/// keeps one copy on disk, not fifty.
 fn share_repeated_output(
     first: Option<&exec::Captured>,
     mut later: exec::Captured,
@@ -166,12 +183,8 @@ fn share_repeated_output(
         && same(&first.stdout, &later.stdout)
         && same(&first.stderr, &later.stderr)
     {
-        for emptied in [&later.stdout, &later.stderr] {
-            let _ = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(emptied);
-        }
+        emptied(&later.stdout);
+        emptied(&later.stderr);
         later.stdout = first.stdout.clone();
         later.stderr = first.stderr.clone();
     }
