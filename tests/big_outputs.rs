@@ -94,33 +94,6 @@ fn lines_too_many_to_sort_are_counted_as_a_multiset() {
 }
 
 #[test]
-fn lines_too_many_to_sort_in_another_order_are_order_only_with_the_first_difference_indented() {
-    let dir = temp_dir();
-    let sorted = one_set_file(
-        dir.path(),
-        "[rule order]\nkind = sort-lines\nstream = stdout\n",
-    );
-    let up = "sh -c 'seq -f %024g 1 200000'";
-    let down = "sh -c 'seq -f %024g 200000 -1 1'";
-    let out = run_sets(up, down, &sorted, &[]);
-    assert_exit(&out, 0);
-    let case = only_case(&json_report(&out), &out);
-    assert_eq!(case["verdict"]["kind"], "order-only", "{out}");
-    assert_eq!(case["fired"][0]["rule"], "order", "{out}");
-    let text = text_report(&out);
-    let shown = text
-        .lines()
-        .skip_while(|l| !l.contains("first displaced lines"))
-        .skip(1)
-        .take_while(|l| !l.trim().is_empty() && l.starts_with("     "))
-        .count();
-    assert!(
-        shown >= 3,
-        "the displaced lines are indented under their header\n{text}"
-    );
-}
-
-#[test]
 fn outputs_of_five_mib_that_differ_only_in_line_order_differ_when_no_rule_sorts() {
     let dir = temp_dir();
     let sets = one_set_file(dir.path(), "");

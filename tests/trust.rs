@@ -201,6 +201,19 @@ fn lines_too_many_to_sort_in_memory_are_compared_as_a_set() {
         case["notes"].to_string().contains("compared as a set"),
         "{out}"
     );
+    // The rule that made it a set's comparison fired, and the first difference
+    // is shown a line at a time under its header.
+    assert_eq!(case["fired"][0]["rule"], "order", "{out}");
+    let text = text_report(&out);
+    let shown = (text.lines())
+        .skip_while(|l| !l.contains("first displaced lines"))
+        .skip(1)
+        .take_while(|l| l.starts_with("     "))
+        .count();
+    assert!(
+        shown >= 3,
+        "the displaced lines are indented under their header\n{text}"
+    );
     let out = run_sets(up, "sh -c 'seq -f %024g 2 200001'", &sorted, &[]);
     assert_exit(&out, 1);
     let out = run_sets(up, "sh -c 'seq -f %024g 1 200000; echo 1'", &sorted, &[]);

@@ -24,8 +24,8 @@ pub(super) struct Arms<'a> {
 
 /// Runs both arms of one case on `tree`, whose `rebuild` says how a repro line
 /// builds the tree again when the run removes it. The case's files go in `dir`,
-/// made when missing and left as they are after: the next case in that folder makes
-/// each file again over the old one (see [`super::lanes`]), and the caller removes it.
+/// made when missing and emptied once judged, for the next case in that folder to
+/// write into (see [`super::lanes`]); the caller removes it.
 pub(super) fn run_case(
     arms: &Arms,
     guard: Option<&Guard>,
@@ -74,24 +74,7 @@ pub(super) fn run_case(
             candidate.push(failed());
         }
     };
-    let rules = compare::CaseRules {
-        group: &case.group,
-        rules: &arms.flag_sets.rules,
-    };
-    let judged = match moved {
-        Some(tree_changed) => compare::Judged {
-            verdict: tree_changed,
-            streams: Vec::new(),
-            fired: Vec::new(),
-            notes: Vec::new(),
-        },
-        None => compare::judge(&reference, &candidate, root, &rules),
-    };
-    // Judged: emptied now, so the next case in this folder writes into empty files.
-    for run in reference.iter().chain(&candidate) {
-        emptied(&run.stdout);
-        emptied(&run.stderr);
-    }
+    let judged = judged(arms, case, root, moved, (&reference, &candidate));
     let mut outcome = CaseOutcome {
         id: case.id.clone(),
         tree: tree.name.to_string(),
@@ -107,6 +90,35 @@ pub(super) fn run_case(
     };
     outcome.notes.extend(left_running_notes(&outcome));
     outcome
+}
+
+/// The case's verdict: the tree change an arm made, or what comparing the runs
+/// finds. The runs' files are emptied after, for the next case in the folder.
+fn judged(
+    arms: &Arms,
+    case: &PlannedCase,
+    root: &Path,
+    moved: Option<Verdict>,
+    (reference, candidate): (&[exec::Captured], &[exec::Captured]),
+) -> compare::Judged {
+    let rules = compare::CaseRules {
+        group: &case.group,
+        rules: &arms.flag_sets.rules,
+    };
+    let judged = match moved {
+        Some(tree_changed) => compare::Judged {
+            verdict: tree_changed,
+            streams: Vec::new(),
+            fired: Vec::new(),
+            notes: Vec::new(),
+        },
+        None => compare::judge(reference, candidate, root, &rules),
+    };
+    for run in reference.iter().chain(candidate) {
+        emptied(&run.stdout);
+        emptied(&run.stderr);
+    }
+    judged
 }
 
 /// What an arm left running is not in its output, yet it is behaviour: a walker
