@@ -81,26 +81,46 @@ pub fn same_contents(a: &Path, b: &Path) -> io::Result<bool> {
     if a.metadata()?.len() != b.metadata()?.len() {
         return Ok(false);
     }
+    Ok(first_differing_byte(&mut a, &mut b)?.is_none())
+}
+
+/// Where two byte streams first differ, read side by side in blocks (one ending
+/// before the other differs there); none when they hold the same bytes.
+pub(super) fn first_differing_byte(
+    a: &mut impl Read,
+    b: &mut impl Read,
+) -> io::Result<Option<u64>> {
     let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    let mut offset = 0u64;
     loop {
-        let n = read_full(&mut a, &mut x)?;
-        let m = read_full(&mut b, &mut y)?;
-        if n != m || x[..n] != y[..m] {
-            return Ok(false);
+        let (n, m) = (read_full(a, &mut x)?, read_full(b, &mut y)?);
+        let common = n.min(m);
+        // Equal blocks, the usual case, are told by one memcmp; only a block known
+        // to differ is searched byte by byte.
+        if x[..common] != y[..common] {
+            let at = (x[..common].iter().zip(&y[..common])).position(|(p, q)| p != q);
+            return Ok(Some(offset + at.unwrap_or(common) as u64));
+        }
+        offset += common as u64;
+        if n != m {
+            return Ok(Some(offset));
         }
         if n == 0 {
-            return Ok(true);
+            return Ok(None);
         }
     }
 }
 
-/// Reads until the buffer is full or the file ends; the count read.
-pub(super) fn read_full(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
+/// Reads until the buffer is full or the reader ends (an interrupted read is
+/// tried again); the count read.
+pub(super) fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
-        match file.read(&mut buffer[filled..])? {
-            0 => break,
-            n => filled += n,
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
         }
     }
     Ok(filled)

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::files::first_differing_byte;
 use super::show::LONG_LINE;
 
 /// Bytes of a line kept for showing: the longest line a diff shows whole.
@@ -177,36 +178,7 @@ const BEFORE_THE_DIFFERENCE: u64 = 64;
 fn first_difference(texts: (Text, Text), x: &Kept, y: &Kept) -> io::Result<Option<u64>> {
     let mut a = texts.0.from(x.at)?.take(x.len);
     let mut b = texts.1.from(y.at)?.take(y.len);
-    let (mut p, mut q) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
-    let mut offset = 0u64;
-    loop {
-        let (n, m) = (fill(&mut a, &mut p)?, fill(&mut b, &mut q)?);
-        let common = n.min(m);
-        if let Some(at) = (p[..common].iter().zip(&q[..common])).position(|(s, t)| s != t) {
-            return Ok(Some(offset + at as u64));
-        }
-        offset += common as u64;
-        if n != m {
-            return Ok(Some(offset));
-        }
-        if n == 0 {
-            return Ok(None);
-        }
-    }
-}
-
-/// Reads until `buffer` is full or the reader ends; the count read.
-fn fill(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match reader.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(filled)
+    first_differing_byte(&mut a, &mut b)
 }
 
 #[cfg(test)]
