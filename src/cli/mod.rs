@@ -7,6 +7,7 @@
 mod arguments;
 mod bench;
 mod built;
+mod merge;
 mod probe;
 mod shrink;
 mod walk;
@@ -57,7 +58,7 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// Join the JSON reports of a partitioned run's shards into the whole run's
     /// reports; exits as the whole run would.
-    Merge(MergeArgs),
+    Merge(merge::MergeArgs),
     /// Time A (the reference) against B (the candidate) in alternating rounds over
     /// the same trees and sets as run, checking every run's output against A's
     /// first; without --sets, only the first set of the flag-set file is timed.
@@ -218,16 +219,6 @@ impl ReportArgs {
     }
 }
 
-/// `eqcheck merge`'s arguments.
-#[derive(Args, Debug)]
-struct MergeArgs {
-    /// The shards' JSON reports (each written by `--partition HOW:M/N --json FILE`).
-    #[arg(required = true, value_name = "REPORT")]
-    shards: Vec<PathBuf>,
-    #[command(flatten)]
-    reports: ReportArgs,
-}
-
 #[derive(ValueEnum, Clone, Copy, Debug, Default)]
 enum ColorArg {
     #[default]
@@ -330,7 +321,7 @@ pub fn main() -> Result<u8, Failure> {
         Some(Command::Completions { shell }) => completions(shell).map_err(Failure::harness),
         Some(Command::Man) => man().map_err(Failure::harness),
         Some(Command::Probe(args)) => probe::probe(args),
-        Some(Command::Merge(args)) => merge(args),
+        Some(Command::Merge(args)) => merge::merge(args),
         Some(Command::Bench(args)) => bench::bench(*args),
         Some(Command::Shrink(args)) => shrink::shrink(*args),
         Some(Command::Run(args)) => run(*args),
@@ -433,43 +424,6 @@ impl Resolved {
         }
         Ok(matrix)
     }
-}
-
-fn merge(args: MergeArgs) -> Result<u8, Failure> {
-    refuse_replacing_a_shard(&args)?;
-    let shards = (args.shards.iter())
-        .map(|path| crate::merge::read(path))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::usage)?;
-    let whole = crate::merge::merge(shards).map_err(Failure::usage)?;
-    let reports = args.reports.open(Vec::new())?;
-    reports.write(&whole).map_err(Failure::harness)?;
-    Ok(whole.exit_code())
-}
-
-/// A merged report written over one of the shards it reads would lose that shard
-/// for good: refused before anything is read.
-fn refuse_replacing_a_shard(args: &MergeArgs) -> Result<(), Failure> {
-    let reports = [
-        ("--json", &args.reports.json),
-        ("--markdown", &args.reports.markdown),
-        ("--junit", &args.reports.junit),
-    ];
-    for (flag, path) in reports {
-        let Some(written) = path.as_deref().and_then(|p| std::fs::canonicalize(p).ok()) else {
-            continue;
-        };
-        let shard = (args.shards.iter())
-            .find(|shard| std::fs::canonicalize(shard).is_ok_and(|read| read == written));
-        if let Some(shard) = shard {
-            return Err(Failure::usage(anyhow::anyhow!(
-                "{flag} {}: that is the shard {}, which the merge reads; write the merged report to another file",
-                path.as_deref().unwrap_or(shard).display(),
-                shard.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The run options the command line gives, each tagged with its flag (`--runs`
