@@ -1,5 +1,5 @@
 //! `eqcheck shrink` where a case should not shrink as it stands: flaky and equal
-//! cases and unknown sets refused, a difference of another kind not followed, one
+//! cases and unknown sets refused, a timed-out arm a harness failure, a difference of another kind not followed, one
 //! that stops showing midway or does not hold on a fresh build said so, an arm
 //! that writes to the tree stopping the shrink, and what a reduction must keep
 //! about the tree (a folder's time, the root's own name, no earlier result read,
@@ -80,6 +80,31 @@ fn an_equal_case_and_an_unknown_set_are_refused() {
 }
 
 /// A tree spec of 18,000 entries with a mode-444 `trigger` deep inside, and the
+/// A timeout is the harness failing to judge the case, not the user's input at
+/// fault: exit 3, as `run` gives for it, and never a refusal.
+#[test]
+fn a_case_whose_arm_times_out_is_a_harness_failure() {
+    let dir = temp_dir();
+    let out = run([
+        "shrink",
+        "--tree",
+        "basic",
+        "--set",
+        "-a",
+        "--ref",
+        &reference(),
+        "--cand",
+        &double("sleep 10"),
+        "--timeout",
+        "0.5",
+        "--out",
+        &dir.path().join("out").to_string_lossy(),
+    ]);
+    assert_exit(&out, 3);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not be judged"), "{out}");
+}
+
 #[test]
 fn a_difference_that_stops_showing_midway_ends_with_the_best_so_far_and_why() {
     let dir = temp_dir();

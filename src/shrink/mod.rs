@@ -58,6 +58,10 @@ pub enum ShrinkError {
     Matrix(#[from] MatrixError),
     #[error("{case}: {why}")]
     Refused { case: String, why: String },
+    /// The first runs timed out, could not start or changed the tree: the
+    /// harness could not judge the case, which is not the user's input at fault.
+    #[error("{case}: {why}")]
+    Unjudged { case: String, why: String },
     #[error("{doing}: {source}")]
     Io {
         doing: String,
@@ -259,18 +263,27 @@ fn not_on_copy(
     Some(refused(options, &why))
 }
 
+const FLAKY: &str = "an arm gave different output on two runs of the case (flaky): \
+shrinking needs a difference that reproduces; `eqcheck --runs K` on the case shows which arm varies";
+
 fn not_differing(options: &ShrinkOptions, first: &CaseOutcome) -> ShrinkError {
     use crate::outcome::Verdict;
-    let why = match &first.verdict {
-        Verdict::Flaky { .. } => "an arm gave different output on two runs of the case (flaky): shrinking needs a difference that reproduces; `eqcheck --runs K` on the case shows which arm varies".to_string(),
-        Verdict::Error { reason } => format!("the case could not be judged: {reason}"),
-        Verdict::TreeChanged { .. } => "an arm changed the tree: the case has no difference to shrink".into(),
-        other => format!(
-            "the case does not differ here ({}): nothing to shrink",
-            other.label()
-        ),
+    let unjudged = |why: &str| ShrinkError::Unjudged {
+        case: options.case_id.clone(),
+        why: format!("the case could not be judged: {why}"),
     };
-    refused(options, &why)
+    match &first.verdict {
+        Verdict::Flaky { .. } => refused(options, FLAKY),
+        Verdict::Error { reason } => unjudged(reason),
+        Verdict::TreeChanged { .. } => unjudged("an arm changed the tree while it ran"),
+        other => {
+            let why = format!(
+                "the case does not differ here ({}): nothing to shrink",
+                other.label()
+            );
+            refused(options, &why)
+        }
+    }
 }
 
 fn planned(tree: &str, options: &ShrinkOptions, words: &[String]) -> PlannedCase {
