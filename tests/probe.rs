@@ -167,6 +167,8 @@ fn a_malformed_line_or_a_changed_tree_is_an_error_not_a_mismatch() {
         error.starts_with("the tree changed while it was probed: d: "),
         "{out}"
     );
+    // Both sides did look, so the count stands beside the error.
+    assert_eq!(tree(&report)["entries"], 9, "{out}");
 }
 
 #[test]
@@ -211,9 +213,18 @@ fn a_lister_that_hangs_is_killed_at_the_timeout_and_the_probe_is_an_error() {
         "-",
     ]);
     assert_exit(&out, 3);
-    let error = tree(&json_report(&out))["error"].to_string();
+    let report = json_report(&out);
+    let error = tree(&report)["error"].to_string();
     assert!(
-        error.contains("timed out after 0.5s; its process group was killed"),
+        error.contains("timed out after 0.5s; its process group was killed; its stderr was empty"),
+        "{out}"
+    );
+    // A tree the lister never listed has no count, not a count of nothing.
+    assert_eq!(tree(&report)["entries"], Value::Null, "{out}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tree_line = stderr.lines().find(|l| l.starts_with("tree basic"));
+    assert!(
+        tree_line.is_some_and(|l| l.contains(": not probed (") && !l.contains("entries")),
         "{out}"
     );
 }

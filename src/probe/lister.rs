@@ -33,12 +33,13 @@ use crate::walk::FileKind;
 pub enum ListerError {
     #[error("cannot run the lister `{command}`")]
     Setup { command: String, source: io::Error },
-    #[error("the lister `{command}` {how}; its stderr: {stderr}")]
+    #[error("the lister `{command}` {how}; {said}")]
     Failed {
         command: String,
         /// How it ended, in the words an arm's status is given in.
         how: String,
-        stderr: String,
+        /// `its stderr: …`, or that it was empty.
+        said: String,
     },
     #[error("cannot read the lister's output")]
     Read(#[source] io::Error),
@@ -108,13 +109,17 @@ pub fn run(
     launcher.close();
     if !cost.status.succeeded() {
         let stderr = std::fs::read(&stderr).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&stderr);
         return Err(ListerError::Failed {
             command: shown,
             how: match cost.status {
                 ArmStatus::Exited { code } => format!("exited with {code}"),
                 other => other.describe(),
             },
-            stderr: String::from_utf8_lossy(&stderr).trim_end().to_string(),
+            said: match stderr.trim_end() {
+                "" => "its stderr was empty".into(),
+                said => format!("its stderr: {said}"),
+            },
         });
     }
     let file = File::open(&stdout).map_err(ListerError::Read)?;

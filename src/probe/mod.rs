@@ -101,7 +101,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
         name: name.to_string(),
         path: root.display().to_string(),
         file_system: walk::file_system::name(root),
-        entries: 0,
+        entries: None,
         found: Comparison::default(),
         census: None,
         error: None,
@@ -112,7 +112,7 @@ fn probe_tree(request: &ProbeRequest, name: &str, root: &Path, scratch: &Path) -
     };
     let mut tally = Tally::new(root, times);
     match look(&request.candidate, root, scratch, &mut tally) {
-        Ok((entries, census)) => (probe.entries, probe.census) = (entries, census),
+        Ok((entries, census)) => (probe.entries, probe.census) = (Some(entries), census),
         Err(error) => {
             probe.error = Some(error);
             return probe;

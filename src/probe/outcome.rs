@@ -10,7 +10,7 @@ use crate::walk::stat::Source;
 use crate::walk::Census;
 
 /// The version of the probe's JSON report; bumped on any incompatible change.
-pub const PROBE_SCHEMA_VERSION: u32 = 1;
+pub const PROBE_SCHEMA_VERSION: u32 = 2;
 
 /// A whole probe.
 #[derive(Debug, Serialize)]
@@ -28,8 +28,9 @@ pub struct TreeProbe {
     pub path: String,
     /// The file system the tree's root is on, where it can be told (Linux).
     pub file_system: Option<String>,
-    /// Entries read_dir + lstat found, the root included.
-    pub entries: usize,
+    /// Entries read_dir + lstat found, the root included; null when the tree
+    /// could not be probed far enough to count them.
+    pub entries: Option<usize>,
     /// What comparing the two sides found (its keys stand in the tree's own).
     #[serde(flatten)]
     pub found: Comparison,

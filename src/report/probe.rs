@@ -83,18 +83,24 @@ pub fn write_markdown(outcome: &ProbeOutcome, out: &mut dyn Write) -> io::Result
     Ok(())
 }
 
-/// `tree edge: 3,646 entries on ext2/3/4 (/tmp/…)`.
+/// `tree edge: 3,646 entries on ext2/3/4 (/tmp/…)`, or `tree edge on ext2/3/4:
+/// not probed (/tmp/…)` when the count never came.
 fn tree_line(tree: &TreeProbe) -> String {
     let on = tree
         .file_system
         .as_deref()
         .map_or(String::new(), |fs| format!(" on {fs}"));
-    format!(
-        "tree {}: {} entries{on} ({})",
-        tree.name,
-        thousands(tree.entries as u64),
-        tree.path
-    )
+    let (name, path) = (&tree.name, &tree.path);
+    match tree.entries {
+        Some(n) => {
+            let entries = crate::counted::noun(n as u64, "entry", "entries");
+            format!(
+                "tree {name}: {} {entries}{on} ({path})",
+                thousands(n as u64)
+            )
+        }
+        None => format!("tree {name}{on}: not probed ({path})"),
+    }
 }
 
 /// The table's rows: one per field and source compared, and one for a field no
