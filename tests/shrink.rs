@@ -294,6 +294,14 @@ fn a_difference_no_entry_causes_leaves_one_entry_that_still_builds() {
     let spec = std::fs::read_to_string(out_dir.join("shrunk.tree")).unwrap();
     assert_eq!(entry_lines(&spec).len(), 1, "{spec}");
     repro_differs(&out);
+    // Sizes count the root, as a run's report counts the same tree.
+    let report = shrink_report(&out_dir, &out);
+    let matrix =
+        crate::util::json_report(&run(["--tree", "basic", "--sets", "sizes", "--json", "-"]));
+    let run_counts = &matrix["trees"][0]["counts"]["entries"];
+    assert_eq!(&report["before"]["entries"], run_counts, "{out}");
+    assert_eq!(report["after"]["entries"], 2, "{out}");
+    assert!(spec.contains("\n# 2 entries, "), "{spec}");
 }
 
 #[test]

@@ -18,6 +18,7 @@ use crate::matrix::TreeSource;
 /// A tree's size as the report gives it.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Size {
+    /// The root included, as `run` and `probe` count a tree.
     pub entries: usize,
     /// Apparent bytes of its files.
     pub bytes: u64,
@@ -25,6 +26,15 @@ pub struct Size {
 }
 
 impl Size {
+    /// The size of a tree of `below_root` entries besides its root.
+    fn new(below_root: usize, bytes: u64, words: &[String]) -> Size {
+        Size {
+            entries: below_root + 1,
+            bytes,
+            flag_words: words.len(),
+        }
+    }
+
     /// `N entries, M bytes`, in the singular for one.
     pub fn tree_words(&self) -> String {
         let entries = crate::counted::counted(self.entries as u64, "entry", "entries");
@@ -89,11 +99,7 @@ pub(super) fn size(work: &WorkTree, words: &[String]) -> Size {
         .filter(|m| m.is_file() && file_identity(m).is_none_or(|id| seen.insert(id)))
         .map(|m| m.len())
         .sum();
-    Size {
-        entries: all.len(),
-        bytes,
-        flag_words: words.len(),
-    }
+    Size::new(all.len(), bytes, words)
 }
 
 /// The identity of a file of several names; `None` for one of a single name
@@ -172,11 +178,7 @@ impl BestSoFar {
     ) -> std::io::Result<()> {
         // One walk of the tree: the counts come from the description itself.
         let described = describe::describe(&work.root, "")?;
-        let size = Size {
-            entries: described.entries,
-            bytes: described.bytes,
-            flag_words: words.len(),
-        };
+        let size = Size::new(described.entries, described.bytes, words);
         let header = format!(
             "shrunk from {}\n{}; set: {}\ndiffers in: {}",
             self.case,
