@@ -444,6 +444,31 @@ fn an_interrupted_build_leaves_no_half_built_folder() {
 }
 
 /// Every path under `root`, relative, sorted.
+/// `--into` makes one folder: a typo in its parents is refused, with no folder
+/// made, on an image (as root) as on the disk.
+#[test]
+fn a_destination_whose_parent_is_missing_is_refused_and_nothing_is_made() {
+    let dir = temp_dir();
+    let into = dir.path().join("typo").join("deeper").join("tree");
+    // Images are made only by root; the plain build is checked either way.
+    let image = (!crate::util::skip_unless(crate::util::Capability::Root)).then_some("ext4");
+    for fs in [None, image] {
+        let mut args = vec!["trees", "build", "basic", "--into"];
+        let into_text = into.to_string_lossy().into_owned();
+        args.push(&into_text);
+        args.extend(fs.map(|fs| ["--fs", fs]).into_iter().flatten());
+        let out = run(&args);
+        assert_exit(&out, 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let parent = into.parent().unwrap().display().to_string();
+        assert!(
+            stderr.contains(&format!("{parent} does not exist")),
+            "{out}"
+        );
+        assert!(!dir.path().join("typo").exists(), "{out}");
+    }
+}
+
 fn entries(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
         .into_iter()

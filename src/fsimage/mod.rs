@@ -270,7 +270,7 @@ impl OnImage {
     #[cfg(unix)]
     fn make(fs: FileSystem, spec: &TreeSpec, dir: &Path) -> Result<OnImage, FsError> {
         let footprint = fixtures::footprint(spec)?;
-        make_own_folder(dir, spec)?;
+        fixtures::make_new_folder(dir, &spec.name)?;
         let mut image = OnImage {
             fs,
             dir: dir.to_path_buf(),
@@ -404,29 +404,6 @@ pub fn unmount_kept(dir: &Path) -> Result<(), FsError> {
 fn image_bytes(footprint: Footprint) -> u64 {
     const GIB: u64 = 1 << 30;
     footprint.bytes.saturating_mul(4).saturating_add(GIB)
-}
-
-/// `dir` made by this call, so two builds into one folder never share it and a
-/// folder someone else made is never removed.
-#[cfg(unix)]
-fn make_own_folder(dir: &Path, spec: &TreeSpec) -> Result<(), FsError> {
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| FixtureError::Temp {
-            name: spec.name.clone(),
-            source,
-        })?;
-    }
-    match std::fs::create_dir(dir) {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-            Err(FixtureError::Exists(dir.to_path_buf()).into())
-        }
-        Err(source) => Err(FixtureError::Temp {
-            name: spec.name.clone(),
-            source,
-        }
-        .into()),
-    }
 }
 
 /// The tree's root made searchable by everyone (arms may run unprivileged) and
