@@ -162,7 +162,11 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
             None => "no cases".to_string(),
         }
     };
-    let checks: [(&'static str, String, String); 8] = [
+    let limits = |o: &RunOutcome| match o.limits {
+        Some(l) => format!("{}s, {} bytes per stream", l.timeout_s, l.max_output_bytes),
+        None => "not recorded".into(),
+    };
+    let checks: [(&'static str, String, String); 9] = [
         (
             "the eqcheck version",
             x.eqcheck_version.clone(),
@@ -186,6 +190,11 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
             "the self-check",
             x.self_check.to_string(),
             y.self_check.to_string(),
+        ),
+        (
+            "the arm limits (--timeout, --max-output)",
+            limits(x),
+            limits(y),
         ),
     ];
     for (what, first_value, second_value) in checks {

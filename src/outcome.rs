@@ -40,6 +40,9 @@ pub struct RunOutcome {
     pub self_check: bool,
     /// Who the arms ran as.
     pub arms_ran_as: String,
+    /// What bounded each arm run; None in reports written before it was said.
+    #[serde(default)]
+    pub limits: Option<ArmLimits>,
     /// Things the reader must know before trusting the verdicts.
     pub warnings: Vec<String>,
     pub trees: Vec<TreeInfo>,
@@ -51,6 +54,16 @@ pub struct RunOutcome {
     /// reports written before it was.
     #[serde(default)]
     pub cpu: Option<CpuTime>,
+}
+
+/// What bounds each arm run: shards run with other bounds could judge the same
+/// case differently (a timeout in one, a verdict in another).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ArmLimits {
+    /// `--timeout`, in seconds.
+    pub timeout_s: f64,
+    /// `--max-output`, in bytes per stream.
+    pub max_output_bytes: u64,
 }
 
 /// CPU seconds (user + system) of a run.

@@ -1,6 +1,7 @@
 //! `--partition` and `eqcheck merge` end to end: shards of a run, merged, give the
 //! whole run's verdicts case for case and its exit code; an empty shard says so;
-//! merge refuses a missing or doubled shard, another run's shard, and a whole run.
+//! merge refuses a missing or doubled shard, another run's shard (other arms,
+//! plan or arm limits), and a whole run.
 
 use serde_json::Value;
 
@@ -192,6 +193,19 @@ fn merge_refuses_a_missing_or_doubled_shard_another_runs_shard_and_a_whole_run()
         std::fs::write(&path, report.to_string()).unwrap();
         refused(&[&first, &json], "the candidate differs");
     }
+    // Other bounds on the arms could judge a case otherwise: a timeout in one
+    // shard is a verdict in another.
+    let bounded = dir.path().join("bounded.json");
+    run_to(
+        &bounded,
+        &[&partition[..], &["--max-output", "1M"]].concat(),
+    );
+    let limits = "the arm limits (--timeout, --max-output) differs";
+    refused(&[&first, &bounded.to_string_lossy()], limits);
+    let mut report = read(std::path::Path::new(&second));
+    report["limits"]["timeout_s"] = Value::from(7.5);
+    std::fs::write(&path, report.to_string()).unwrap();
+    refused(&[&first, &json], limits);
     // A merged report written over a shard would lose it.
     let before = std::fs::read(&first).unwrap();
     refused(

@@ -28,8 +28,8 @@ use crate::fixtures::fingerprint;
 use crate::fixtures::{self, BuiltTree, TreeSpec};
 use crate::flagset::FlagSetFile;
 use crate::outcome::{
-    ArmInfo, ArmRun, ArmStatus, CaseOutcome, Host, Partition, Progress, RuleAudit, RunOutcome,
-    Shard, TreeInfo, SCHEMA_VERSION,
+    ArmInfo, ArmLimits, ArmRun, ArmStatus, CaseOutcome, Host, Partition, Progress, RuleAudit,
+    RunOutcome, Shard, TreeInfo, SCHEMA_VERSION,
 };
 use arm::Arm;
 use case::Arms;
@@ -325,6 +325,10 @@ pub fn run(matrix: &Matrix, progress: &dyn Progress) -> Result<RunOutcome, Matri
         runs: arms.runs,
         self_check: matrix.self_check,
         arms_ran_as: user,
+        limits: Some(ArmLimits {
+            timeout_s: matrix.timeout.as_secs_f64(),
+            max_output_bytes: matrix.max_output,
+        }),
         warnings: found.warnings,
         trees: found.trees,
         rules: audit(&matrix.flag_sets, &found.cases),
