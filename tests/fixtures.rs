@@ -467,6 +467,20 @@ fn a_destination_whose_parent_is_missing_is_refused_and_nothing_is_made() {
         );
         assert!(!dir.path().join("typo").exists(), "{out}");
     }
+    // A file where the parent folder should be is said to be one.
+    let file = dir.path().join("file");
+    fs::write(&file, "").unwrap();
+    let out = run([
+        OsStr::new("trees"),
+        "build".as_ref(),
+        "basic".as_ref(),
+        "--into".as_ref(),
+    ]
+    .into_iter()
+    .chain([file.join("tree").as_os_str()]));
+    assert_exit(&out, 2);
+    let said = format!("{} is not a folder", file.display());
+    assert!(crate::util::lossy(&out.stderr).contains(&said), "{out}");
 }
 
 fn entries(root: &Path) -> Vec<PathBuf> {
