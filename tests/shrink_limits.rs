@@ -80,10 +80,11 @@ fn an_equal_case_and_an_unknown_set_are_refused() {
 }
 
 /// A tree spec of 18,000 entries with a mode-444 `trigger` deep inside, and the
-/// A timeout is the harness failing to judge the case, not the user's input at
-/// fault: exit 3, as `run` gives for it, and never a refusal.
+/// A timeout or a tree changed on the first runs is the harness failing to judge
+/// the case, not the user's input at fault: exit 3, as `run` gives for it, and
+/// never a refusal.
 #[test]
-fn a_case_whose_arm_times_out_is_a_harness_failure() {
+fn a_case_whose_arm_times_out_or_writes_to_the_tree_is_a_harness_failure() {
     let dir = temp_dir();
     let out = run([
         "shrink",
@@ -103,6 +104,27 @@ fn a_case_whose_arm_times_out_is_a_harness_failure() {
     assert_exit(&out, 3);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("could not be judged"), "{out}");
+    // So is an arm that writes to the tree on its first run: the arm and the
+    // change are named, as a run names them.
+    let mut args = vec![
+        "shrink".to_string(),
+        "basic:sizes:-a".into(),
+        "--ref".into(),
+        reference(),
+        "--cand".into(),
+        double("touch .hidden"),
+        "--out".into(),
+        dir.path().join("out").to_string_lossy().into_owned(),
+    ];
+    args.extend(crate::util::as_root().iter().map(|s| s.to_string()));
+    let out = run(&args);
+    assert_exit(&out, 3);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("could not be judged: the tree moved while the candidate arm ran: ")
+            && stderr.contains(".hidden"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -275,7 +275,10 @@ fn not_differing(options: &ShrinkOptions, first: &CaseOutcome) -> ShrinkError {
     match &first.verdict {
         Verdict::Flaky { .. } => refused(options, FLAKY),
         Verdict::Error { reason } => unjudged(reason),
-        Verdict::TreeChanged { .. } => unjudged("an arm changed the tree while it ran"),
+        Verdict::TreeChanged { changes, .. } => {
+            let moved = crate::report::summary::verdict_detail(&first.verdict).unwrap_or_default();
+            unjudged(&format!("{moved}: {}", changes.join("; ")))
+        }
         other => {
             let why = format!(
                 "the case does not differ here ({}): nothing to shrink",
