@@ -443,7 +443,50 @@ fn an_interrupted_build_leaves_no_half_built_folder() {
     assert!(!into.exists(), "{} is left\n{said}", into.display());
 }
 
-/// Every path under `root`, relative, sorted.
+/// A parent out of the user's reach, or one they may not write in, is said in the
+/// OS's words, never as missing.
+#[test]
+fn a_destination_out_of_reach_is_said_so_not_called_missing() {
+    let dir = temp_dir();
+    if skip_unless(Capability::Root) || skip_unless(Capability::OthersCanReach(dir.path())) {
+        return;
+    }
+    let arm = crate::walk::unprivileged_arm(dir.path());
+    let (locked, read_only) = (dir.path().join("locked"), dir.path().join("ro"));
+    fs::create_dir_all(locked.join("sub")).unwrap();
+    fs::create_dir(&read_only).unwrap();
+    crate::util::set_mode(&locked, 0o700);
+    crate::util::set_mode(&read_only, 0o555);
+    let cases = [
+        (
+            locked.join("sub/tree"),
+            format!("cannot reach {}", locked.join("sub").display()),
+        ),
+        (
+            read_only.join("tree"),
+            format!("cannot make {}", read_only.join("tree").display()),
+        ),
+    ];
+    for (into, said) in cases {
+        let out = Cmd::new(&arm.program)
+            .user(arm.user)
+            .args([
+                OsStr::new("trees"),
+                "build".as_ref(),
+                "basic".as_ref(),
+                "--into".as_ref(),
+            ])
+            .arg(&into)
+            .output();
+        assert_exit(&out, 2);
+        let stderr = crate::util::lossy(&out.stderr);
+        assert!(
+            stderr.contains(&said) && stderr.contains("ermission denied"),
+            "{out}"
+        );
+    }
+}
+
 /// `--into` makes one folder: a typo in its parents is refused, with no folder
 /// made, on an image (as root) as on the disk.
 #[test]
@@ -483,6 +526,7 @@ fn a_destination_whose_parent_is_missing_is_refused_and_nothing_is_made() {
     assert!(crate::util::lossy(&out.stderr).contains(&said), "{out}");
 }
 
+/// Every path under `root`, relative, sorted.
 fn entries(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
         .into_iter()

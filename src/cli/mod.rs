@@ -264,7 +264,7 @@ enum TreesCommand {
     List,
     /// A tree's spec, entry counts and where it comes from.
     Show { name: String },
-    /// Build a tree into a folder that must not exist yet.
+    /// Build a tree into a new folder, in one that exists.
     Build {
         name: String,
         #[arg(long, value_name = "DIR")]

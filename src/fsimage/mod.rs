@@ -270,7 +270,7 @@ impl OnImage {
     #[cfg(unix)]
     fn make(fs: FileSystem, spec: &TreeSpec, dir: &Path) -> Result<OnImage, FsError> {
         let footprint = fixtures::footprint(spec)?;
-        fixtures::make_new_folder(dir, &spec.name)?;
+        fixtures::make_new_folder(dir)?;
         let mut image = OnImage {
             fs,
             dir: dir.to_path_buf(),
