@@ -162,9 +162,15 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
             None => "no cases".to_string(),
         }
     };
-    let limits = |o: &RunOutcome| match o.limits {
-        Some(l) => format!("{}s, {} bytes per stream", l.timeout_s, l.max_output_bytes),
-        None => "not recorded".into(),
+    let limits = |o: &RunOutcome| {
+        match o.limits {
+        Some(l) => format!(
+            "--timeout {}, --max-output {}",
+            l.timeout_s,
+            crate::outcome::size_text(l.max_output_bytes)
+        ),
+        None => "none recorded: an eqcheck older than the other shard's wrote it; run every shard with one eqcheck".into(),
+    }
     };
     let checks: [(&'static str, String, String); 9] = [
         (

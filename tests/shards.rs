@@ -205,7 +205,17 @@ fn merge_refuses_a_missing_or_doubled_shard_another_runs_shard_and_a_whole_run()
     let mut report = read(std::path::Path::new(&second));
     report["limits"]["timeout_s"] = Value::from(7.5);
     std::fs::write(&path, report.to_string()).unwrap();
-    refused(&[&first, &json], limits);
+    refused(
+        &[&first, &json],
+        "(--timeout 60, --max-output 4 GiB against --timeout 7.5, --max-output 4 GiB)",
+    );
+    // A shard from before limits were recorded says why it cannot join.
+    report.as_object_mut().unwrap().remove("limits");
+    std::fs::write(&path, report.to_string()).unwrap();
+    refused(
+        &[&first, &json],
+        "none recorded: an eqcheck older than the other shard's wrote it",
+    );
     // A merged report written over a shard would lose it.
     let before = std::fs::read(&first).unwrap();
     refused(
