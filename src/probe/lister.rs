@@ -117,7 +117,8 @@ pub fn run(
                 other => other.describe(),
             },
             said: match stderr.trim_end() {
-                "" => "its stderr was empty".into(),
+                _ if stderr.is_empty() => "its stderr was empty".into(),
+                "" => "its stderr held only white space".into(),
                 said => format!("its stderr: {said}"),
             },
         });
