@@ -2,7 +2,8 @@
 //! time, locked folders go away with their tree (also when built unprivileged),
 //! malformed specs and failed builds name file and line, and what a platform cannot
 //! hold is skipped and said. `kinds` checks every entry kind and attribute with
-//! lstat; the helpers here are shared with it.
+//! lstat; the helpers here are shared with it. `into` checks the folder `trees
+//! build --into` makes, `room` the room check.
 #![cfg(unix)]
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use crate::util::{
     all_pass, assert_exit, double, run, skip_unless, temp_dir, Capability, Case, Cmd,
 };
 
+mod into;
 mod kinds;
 mod room;
 
@@ -360,181 +362,6 @@ fn entries_the_platform_cannot_hold_are_skipped_and_said() {
     let tree = build_temp(&spec_named(spec.to_str().unwrap()).unwrap()).unwrap();
     let lines: Vec<usize> = tree.skipped().iter().map(|s| s.line).collect();
     assert_eq!(lines, [3, 2], "{:?}", tree.skipped());
-}
-
-#[test]
-fn builds_into_one_folder_at_once_one_wins_and_the_folder_stays_whole() {
-    const AT_ONCE: usize = 4;
-    for _ in 0..3 {
-        let dir = temp_dir();
-        let into = dir.path().join("x");
-        // Every build waits on one FIFO and starts the moment it is closed, so they
-        // all look for the folder at the same time.
-        let gate = dir.path().join("gate");
-        let made = Cmd::new("mkfifo").arg(&gate).output();
-        assert_exit(&made, 0);
-        let builds: Vec<std::process::Child> = (0..AT_ONCE)
-            .map(|_| {
-                std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(r#"read _ < "$1"; exec "$2" trees build edge --into "$3""#)
-                    .arg("sh")
-                    .args([
-                        gate.as_os_str(),
-                        crate::util::eqcheck().as_os_str(),
-                        into.as_os_str(),
-                    ])
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        fs::write(&gate, b"go\n").unwrap();
-        let outputs: Vec<std::process::Output> = builds
-            .into_iter()
-            .map(|b| b.wait_with_output().unwrap())
-            .collect();
-        let codes: Vec<Option<i32>> = outputs.iter().map(|o| o.status.code()).collect();
-        let said: Vec<String> = (outputs.iter())
-            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-            .collect();
-        let won = codes.iter().filter(|c| **c == Some(0)).count();
-        assert_eq!(won, 1, "{codes:?} {said:?}");
-        let lost = said.iter().filter(|s| s.contains("exists already")).count();
-        assert_eq!(lost, AT_ONCE - 1, "{codes:?} {said:?}");
-        let fresh = build_temp(&spec_named("edge").unwrap()).unwrap();
-        assert_eq!(
-            entries(&into),
-            entries(fresh.path()),
-            "the built folder is a whole edge tree"
-        );
-    }
-}
-
-/// Ctrl-C in the middle of `trees build` removes the half-built folder, as a
-/// failed build does: a rerun must not find it "exists already".
-#[test]
-fn an_interrupted_build_leaves_no_half_built_folder() {
-    let dir = temp_dir();
-    let into = dir.path().join("nm");
-    let mut build = std::process::Command::new(crate::util::eqcheck())
-        .args(["trees", "build", "nm", "--into"])
-        .arg(&into)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    let begun = || fs::read_dir(&into).is_ok_and(|mut names| names.next().is_some());
-    while !begun() {
-        assert!(start.elapsed().as_secs() < 60, "the build never began");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let sent = Cmd::new("kill")
-        .args(["-INT", &build.id().to_string()])
-        .output();
-    assert_exit(&sent, 0);
-    let status = build.wait().unwrap();
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut build.stderr.take().unwrap(), &mut said).unwrap();
-    assert_eq!(status.code(), Some(130), "{said}");
-    assert!(!into.exists(), "{} is left\n{said}", into.display());
-}
-
-/// A parent out of the user's reach, or one they may not write in, is said in the
-/// OS's words, never as missing.
-#[test]
-fn a_destination_out_of_reach_is_said_so_not_called_missing() {
-    let dir = temp_dir();
-    if skip_unless(Capability::Root) || skip_unless(Capability::OthersCanReach(dir.path())) {
-        return;
-    }
-    let arm = crate::walk::unprivileged_arm(dir.path());
-    let (locked, read_only) = (dir.path().join("locked"), dir.path().join("ro"));
-    fs::create_dir_all(locked.join("sub")).unwrap();
-    fs::create_dir(&read_only).unwrap();
-    crate::util::set_mode(&locked, 0o700);
-    crate::util::set_mode(&read_only, 0o555);
-    let cases = [
-        (
-            locked.join("sub/tree"),
-            format!("cannot reach {}", locked.join("sub").display()),
-        ),
-        (
-            read_only.join("tree"),
-            format!("cannot make {}", read_only.join("tree").display()),
-        ),
-    ];
-    for (into, said) in cases {
-        let out = Cmd::new(&arm.program)
-            .user(arm.user)
-            .args([
-                OsStr::new("trees"),
-                "build".as_ref(),
-                "basic".as_ref(),
-                "--into".as_ref(),
-            ])
-            .arg(&into)
-            .output();
-        assert_exit(&out, 2);
-        let stderr = crate::util::lossy(&out.stderr);
-        assert!(
-            stderr.contains(&said) && stderr.contains("ermission denied"),
-            "{out}"
-        );
-    }
-}
-
-/// `--into` makes one folder: a typo in its parents is refused, with no folder
-/// made, on an image (as root) as on the disk.
-#[test]
-fn a_destination_whose_parent_is_missing_is_refused_and_nothing_is_made() {
-    let dir = temp_dir();
-    let into = dir.path().join("typo").join("deeper").join("tree");
-    // Images are made only by root; the plain build is checked either way.
-    let image = (!crate::util::skip_unless(crate::util::Capability::Root)).then_some("ext4");
-    for fs in [None, image] {
-        let mut args = vec!["trees", "build", "basic", "--into"];
-        let into_text = into.to_string_lossy().into_owned();
-        args.push(&into_text);
-        args.extend(fs.map(|fs| ["--fs", fs]).into_iter().flatten());
-        let out = run(&args);
-        assert_exit(&out, 2);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let parent = into.parent().unwrap().display().to_string();
-        assert!(
-            stderr.contains(&format!("{parent} does not exist")),
-            "{out}"
-        );
-        assert!(!dir.path().join("typo").exists(), "{out}");
-    }
-    // A file where the parent folder should be is said to be one.
-    let file = dir.path().join("file");
-    fs::write(&file, "").unwrap();
-    let out = run([
-        OsStr::new("trees"),
-        "build".as_ref(),
-        "basic".as_ref(),
-        "--into".as_ref(),
-    ]
-    .into_iter()
-    .chain([file.join("tree").as_os_str()]));
-    assert_exit(&out, 2);
-    let said = format!("{} is not a folder", file.display());
-    assert!(crate::util::lossy(&out.stderr).contains(&said), "{out}");
-}
-
-/// Every path under `root`, relative, sorted.
-fn entries(root: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
-        .collect();
-    found.sort();
-    found
 }
 
 #[test]
