@@ -141,6 +141,10 @@ fn arm_identity(arm: &ArmInfo) -> String {
     said
 }
 
+/// What a shard from before arm limits were recorded stands for beside one with them.
+const NO_LIMITS_RECORDED: &str = "none recorded: an eqcheck older than the other \
+shard's wrote it; run every shard with one eqcheck";
+
 /// Refuses two reports that are not shards of one run.
 fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
     let (x, y) = (&a.outcome, &b.outcome);
@@ -162,15 +166,13 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
             None => "no cases".to_string(),
         }
     };
-    let limits = |o: &RunOutcome| {
-        match o.limits {
+    let limits = |o: &RunOutcome| match o.limits {
         Some(l) => format!(
             "--timeout {}, --max-output {}",
             l.timeout_s,
             crate::outcome::size_text(l.max_output_bytes)
         ),
-        None => "none recorded: an eqcheck older than the other shard's wrote it; run every shard with one eqcheck".into(),
-    }
+        None => NO_LIMITS_RECORDED.into(),
     };
     let checks: [(&'static str, String, String); 9] = [
         (
