@@ -71,7 +71,7 @@ pub fn serve() -> u8 {
     });
     let mut out = io::stdout().lock();
     let mut keeper = Keeper {
-        events,
+        reaper: start_reaper(events),
         received,
         closed: false,
         collector,
@@ -93,6 +93,25 @@ pub fn serve() -> u8 {
     0
 }
 
+/// The keeper's one reaper: waits for each run's first process it is handed,
+/// and says when it ended. One thread for the keeper's life, not one a run: a
+/// thread made while the run's program starts takes its core for about a tenth
+/// of a millisecond, often the very core the program was about to start on,
+/// and that time was inside the run's timed span.
+fn start_reaper(events: Sender<Event>) -> Sender<(u32, Instant)> {
+    let (reaper, runs) = mpsc::channel::<(u32, Instant)>();
+    std::thread::spawn(move || {
+        for (pid, started) in runs {
+            let reaped = unix::wait4(pid);
+            let wall = started.elapsed();
+            if events.send(Event::Reaped(Box::new(reaped), wall)).is_err() {
+                return;
+            }
+        }
+    });
+    reaper
+}
+
 fn send(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
     serde_json::to_writer(&mut *out, reply)?;
     out.write_all(b"\n")?;
@@ -100,7 +119,8 @@ fn send(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
 }
 
 struct Keeper {
-    events: Sender<Event>,
+    /// Hands each run's pid and start to the reaper.
+    reaper: Sender<(u32, Instant)>,
     received: Receiver<Event>,
     /// stdin closed during a run.
     closed: bool,
@@ -123,12 +143,9 @@ impl Keeper {
             Ok(started) => started,
             Err(reply) => return reply,
         };
+        // The reaper ends only when the events' receiver, this keeper's, is gone.
+        (self.reaper.send((pid, started))).expect("the reaper outlives the keeper's loop");
         let _ = send(out, &Reply::Started { pid });
-        let reaping = self.events.clone();
-        std::thread::spawn(move || {
-            let reaped = unix::wait4(pid);
-            let _ = reaping.send(Event::Reaped(Box::new(reaped), started.elapsed()));
-        });
         let (reaped, wall, timed_out) = self.wait(pid, started, request);
         // Whatever the run left (in its group, or escaped from it) would go on
         // using the machine, and the tree, and the HOME of the runs after it.
