@@ -382,3 +382,34 @@ fn private_programs_behind_public_symlinks_run_as_copies_whatever_the_umask() {
         assert_eq!(again.stdout, b"x\n", "{repro}\n{again}");
     }
 }
+
+/// A run starts with no signal blocked or ignored, whichever way its keeper
+/// starts it (cloned into its control group, sharing the keeper's memory until it
+/// execs, or forked and moved) and whoever it runs as: the keeper blocks every
+/// signal across the clone and ignores SIGPIPE, and neither may reach the program.
+#[test]
+#[cfg(target_os = "linux")]
+fn runs_start_with_no_signal_blocked_or_ignored() {
+    if skip_unless(Capability::ControlGroups) {
+        return;
+    }
+    let dir = temp_dir();
+    let sets = written(dir.path(), "signals.sets", "operand =\n[only]\n(none)\n");
+    let shown = "grep -E '^Sig(Blk|Ign):' /proc/self/status";
+    let expected = double("print 'SigBlk:\\t0000000000000000\\nSigIgn:\\t0000000000000000\\n'");
+    let users: [&[&str]; 2] = [&[], crate::util::as_root()];
+    for (way, user) in ["clone", "fork"]
+        .into_iter()
+        .flat_map(|w| users.map(|u| (w, u)))
+    {
+        let out = crate::util::Cmd::new(crate::util::eqcheck())
+            .args(["--ref", shown, "--cand", &expected, "--tree", "basic"])
+            .args(["--sets", &sets, "--json", "-"])
+            .args(user)
+            .env("EQCHECK_KEEPER_SPAWN", way)
+            .output();
+        assert_exit(&out, 0);
+        let verdicts = crate::run::verdicts(&json_report(&out), &out);
+        assert_eq!(verdicts, ["identical"], "{way} {user:?}: {out}");
+    }
+}

@@ -182,6 +182,8 @@ struct Prepared {
     stdio: [RawFd; 3],
     user: Option<(u32, u32)>,
     file_size: Option<libc::rlimit>,
+    /// The signals to put back to their defaults (see `unix::ignored_signals`).
+    ignored_signals: &'static [std::ffi::c_int],
 }
 
 const SHELL: &std::ffi::CStr = c"/bin/sh";
@@ -221,6 +223,7 @@ impl Prepared {
                 rlim_cur: cap.saturating_add(1) as libc::rlim_t,
                 rlim_max: cap.saturating_add(1) as libc::rlim_t,
             }),
+            ignored_signals: super::unix::ignored_signals(),
         })
     }
 }
@@ -311,8 +314,8 @@ fn become_run(prepared: &mut Prepared) -> i32 {
         if libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
             return errno();
         }
-        // The keeper, a Rust program, ignores SIGPIPE; the run must not.
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        // The keeper ignores SIGPIPE, and maybe more; the run must not.
+        super::unix::default_signals(prepared.ignored_signals);
         if libc::setsid() < 0 {
             return errno();
         }

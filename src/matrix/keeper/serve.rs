@@ -172,6 +172,7 @@ impl Keeper {
             .command_with(streams)
             .map_err(|err| not_started(&err, &request.program()))?;
         self.collector.prepare(&mut command);
+        unix::start_with_default_signals(&mut command);
         let started = Instant::now();
         // The Child is dropped at once: it holds no pipes, and wait4 reaps it.
         let child = command

@@ -1,10 +1,12 @@
 //! Waiting for a run on Unix: `wait4` gives its exit status and the resource use of
 //! the process and every descendant it waited for. `wait` waits in this process,
 //! with a watchdog thread that kills the run's group at its timeout (the
-//! benchmarks' peers); the keeper waits with `wait4` and its own timer.
+//! benchmarks' peers); the keeper waits with `wait4` and its own timer. Also the
+//! signal dispositions a run starts with.
 
+use std::ffi::c_int;
 use std::os::unix::process::ExitStatusExt;
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::Cost;
@@ -52,6 +54,132 @@ pub(super) fn limit_file_size(command: &mut std::process::Command, cap: u64) {
     unsafe {
         command.pre_exec(move || {
             rustix::process::setrlimit(rustix::process::Resource::Fsize, limit).map_err(Into::into)
+        });
+    }
+}
+
+/// The signals this process ignores, asked once. A run starts with each of them
+/// back at its default, so that how eqcheck was started does not reach the arms:
+/// Rust ignores SIGPIPE, `nohup` SIGHUP, and the GNU C library's `posix_spawn`,
+/// which starts the keeper, leaves its internal real-time signal 32 ignored in
+/// the program it starts. `exec` keeps an ignored signal ignored.
+pub(super) fn ignored_signals() -> &'static [c_int] {
+    static IGNORED: OnceLock<Vec<c_int>> = OnceLock::new();
+    IGNORED.get_or_init(|| {
+        (1..=64)
+            .filter(|&signal| disposition(signal) == Some(libc::SIG_IGN))
+            .collect()
+    })
+}
+
+/// Puts `signals` back to their defaults: in a run's process before its exec,
+/// where only async-signal-safe calls may be made.
+pub(super) fn default_signals(signals: &[c_int]) {
+    for &signal in signals {
+        set_default(signal);
+    }
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+use kernel_sigaction::{disposition, set_default};
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+use libc_sigaction::{disposition, set_default};
+
+/// Through the C library's `sigaction`.
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+mod libc_sigaction {
+    use std::ffi::c_int;
+
+    /// The signal's handler (`SIG_DFL`, `SIG_IGN` or a function), or none for a
+    /// number that is no signal here.
+    pub(super) fn disposition(signal: c_int) -> Option<libc::sighandler_t> {
+        // SAFETY: asks for the disposition only, into a local.
+        let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+        let asked = unsafe { libc::sigaction(signal, std::ptr::null(), &mut now) };
+        (asked == 0).then_some(now.sa_sigaction)
+    }
+
+    pub(super) fn set_default(signal: c_int) {
+        // SAFETY: sigaction is async-signal-safe; the struct is a local.
+        unsafe {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(signal, &default, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Through the system call itself: the C library's `sigaction` refuses the
+/// signals it keeps for itself (32 and 33 in the GNU one), which a process
+/// inherits as it inherits any.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod kernel_sigaction {
+    use std::ffi::c_int;
+
+    /// The kernel's `struct sigaction` on x86-64 and AArch64.
+    #[repr(C)]
+    #[derive(Default)]
+    struct KernelSigaction {
+        handler: libc::sighandler_t,
+        flags: libc::c_ulong,
+        restorer: usize,
+        mask: u64,
+    }
+
+    fn rt_sigaction(signal: c_int, new: Option<&KernelSigaction>) -> Option<KernelSigaction> {
+        let mut old = KernelSigaction::default();
+        let new = new.map_or(std::ptr::null(), |n| n as *const KernelSigaction);
+        // SAFETY: valid pointers to structs of the kernel's layout and the size of
+        // its signal set; async-signal-safe.
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                new,
+                &mut old as *mut KernelSigaction,
+                std::mem::size_of::<u64>(),
+            )
+        };
+        (done == 0).then_some(old)
+    }
+
+    /// The signal's handler (`SIG_DFL`, `SIG_IGN` or a function), or none for a
+    /// number that is no signal here.
+    pub(super) fn disposition(signal: c_int) -> Option<libc::sighandler_t> {
+        rt_sigaction(signal, None).map(|now| now.handler)
+    }
+
+    pub(super) fn set_default(signal: c_int) {
+        let default = KernelSigaction {
+            handler: libc::SIG_DFL,
+            ..KernelSigaction::default()
+        };
+        rt_sigaction(signal, Some(&default));
+    }
+}
+
+/// Has `command`'s process put the ignored signals back to their defaults
+/// before its program starts (std puts back SIGPIPE alone).
+pub(super) fn start_with_default_signals(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let ignored = ignored_signals();
+    // SAFETY: `default_signals` is async-signal-safe and reads a static.
+    unsafe {
+        command.pre_exec(move || {
+            default_signals(ignored);
+            Ok(())
         });
     }
 }
