@@ -134,6 +134,39 @@ fn peak_memory_is_the_arms_own_not_eqchecks() {
     );
 }
 
+/// A program that holds little memory is reported near its own peak: `exec`
+/// keeps the old address space's high-water mark, and a run starts from the
+/// keeper's forked copy, which holds only the pages the keeper wrote (under 1 MiB
+/// in a release build, about 3 MiB in a debug one). Started sharing the keeper's
+/// memory until exec, `posix_spawn`'s way, every run would be reported at no less
+/// than the keeper's whole resident set (6.5 MiB, and 13 MiB in a debug build).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_small_programs_peak_is_its_own_high_water_mark() {
+    let dir = temp_dir();
+    let noted = dir.path().join("peaks");
+    std::fs::write(&noted, "").unwrap();
+    crate::util::set_mode(&noted, 0o666);
+    let arm = double(&format!("peak {}", noted.display()));
+    let out = bench(&arm, &arm, &["--rounds", "3"]);
+    assert_exit(&out, 0);
+    let peaks = std::fs::read_to_string(&noted).unwrap();
+    let own_kib = (peaks.lines())
+        .map(|kib| {
+            kib.parse::<f64>()
+                .unwrap_or_else(|_| panic!("peaks noted: {peaks}"))
+        })
+        .fold(0.0, f64::max);
+    let report = json_report(&out);
+    for side in ["a", "b"] {
+        let reported_kib = median(&row(&report)[side], "peak_bytes") / 1024.0;
+        assert!(
+            own_kib > 0.0 && reported_kib <= own_kib + 2048.0,
+            "{side}'s peak {reported_kib} KiB against its own {own_kib} KiB\n{out}"
+        );
+    }
+}
+
 #[test]
 fn a_and_b_alternate_which_goes_first_and_variants_interleave() {
     let out = bench(

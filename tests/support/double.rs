@@ -123,6 +123,7 @@ fn main() -> ExitCode {
             println!("allocated");
             ExitCode::SUCCESS
         }
+        Some("peak") => note_own_peak(args.get(1).map_or("", String::as_str)),
         Some("complain") => complain(&args[1..]),
         #[cfg(unix)]
         Some("dump") => dump::dump(&args[1..]),
@@ -525,4 +526,30 @@ fn set_mode(path: &std::path::Path, _mode: u32) -> std::io::Result<()> {
     let mut permissions = std::fs::metadata(path)?.permissions();
     permissions.set_readonly(true);
     std::fs::set_permissions(path, permissions)
+}
+
+/// Appends this process's own peak resident set (`VmHWM`, in KiB: the kernel's
+/// figure for this address space alone, whatever the process it came from held)
+/// to `file`, for a test to hold a run's reported peak against.
+fn note_own_peak(file: &str) -> ExitCode {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("unknown");
+    let noted = std::fs::OpenOptions::new()
+        .append(true)
+        .open(file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{kib}\n").as_bytes()));
+    match noted {
+        Ok(()) => {
+            println!("peaked");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("eqcheck-double: peak: {file}: {err}");
+            ExitCode::from(2)
+        }
+    }
 }
