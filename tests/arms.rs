@@ -384,11 +384,16 @@ fn private_programs_behind_public_symlinks_run_as_copies_whatever_the_umask() {
 }
 
 /// A run starts with no signal blocked or ignored, whichever way its keeper
-/// starts it (cloned into its control group, sharing the keeper's memory until it
-/// execs, or forked and moved) and whoever it runs as: the keeper blocks every
-/// signal across the clone and ignores SIGPIPE, and neither may reach the program.
+/// starts it (cloned into its control group, or forked by std and moved in) and
+/// whoever it runs as: the keeper ignores SIGPIPE, and signal 32, which the GNU C
+/// library's `posix_spawn` left ignored when it started the keeper, and neither
+/// may reach the program. Where the signals are put back through the C library's
+/// `sigaction` alone, which refuses 32, it is not checked.
 #[test]
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn runs_start_with_no_signal_blocked_or_ignored() {
     if skip_unless(Capability::ControlGroups) {
         return;

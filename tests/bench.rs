@@ -140,6 +140,9 @@ fn peak_memory_is_the_arms_own_not_eqchecks() {
 /// in a release build, about 3 MiB in a debug one). Started sharing the keeper's
 /// memory until exec, `posix_spawn`'s way, every run would be reported at no less
 /// than the keeper's whole resident set (6.5 MiB, and 13 MiB in a debug build).
+/// Where transparent huge pages are always on, one written huge page of the
+/// keeper's would be 2 MiB of the copy: the slack holds where they are given on
+/// request only (`madvise`).
 #[test]
 #[cfg(target_os = "linux")]
 fn a_small_programs_peak_is_its_own_high_water_mark() {

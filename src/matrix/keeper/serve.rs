@@ -240,7 +240,15 @@ impl Keeper {
             match event {
                 Ok(Event::Reaped(reaped, wall)) => return (*reaped, wall, timed_out),
                 Ok(Event::Request(_)) => {}
-                Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                // Only a reaper that died could leave nothing to send: the run
+                // would never be said reaped.
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.closed = true;
+                    crate::cleanup::kill_group(pid);
+                    let lost = io::Error::other("the keeper's reaper thread ended");
+                    return (Err(lost), started.elapsed(), timed_out);
+                }
+                Ok(Event::Closed) => {
                     self.closed = true;
                     crate::cleanup::kill_group(pid);
                     deadline = None;

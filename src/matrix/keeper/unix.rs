@@ -60,9 +60,10 @@ pub(super) fn limit_file_size(command: &mut std::process::Command, cap: u64) {
 
 /// The signals this process ignores, asked once. A run starts with each of them
 /// back at its default, so that how eqcheck was started does not reach the arms:
-/// Rust ignores SIGPIPE, `nohup` SIGHUP, and the GNU C library's `posix_spawn`,
-/// which starts the keeper, leaves its internal real-time signal 32 ignored in
-/// the program it starts. `exec` keeps an ignored signal ignored.
+/// Rust ignores SIGPIPE, a parent may leave signals such as SIGUSR1 or SIGTTOU
+/// ignored, and the GNU C library's `posix_spawn`, which starts the keeper, leaves
+/// its internal real-time signal 32 ignored in the program it starts. `exec` keeps
+/// an ignored signal ignored.
 pub(super) fn ignored_signals() -> &'static [c_int] {
     static IGNORED: OnceLock<Vec<c_int>> = OnceLock::new();
     IGNORED.get_or_init(|| {
