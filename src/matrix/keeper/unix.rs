@@ -68,7 +68,7 @@ pub(super) fn ignored_signals() -> &'static [c_int] {
     static IGNORED: OnceLock<Vec<c_int>> = OnceLock::new();
     IGNORED.get_or_init(|| {
         (1..=64)
-            .filter(|&signal| disposition(signal) == Some(libc::SIG_IGN))
+            .filter(|&signal| sigaction::disposition(signal) == Some(libc::SIG_IGN))
             .collect()
     })
 }
@@ -77,27 +77,16 @@ pub(super) fn ignored_signals() -> &'static [c_int] {
 /// where only async-signal-safe calls may be made.
 pub(super) fn default_signals(signals: &[c_int]) {
     for &signal in signals {
-        set_default(signal);
+        sigaction::set_default(signal);
     }
 }
-
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-use kernel_sigaction::{disposition, set_default};
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-use libc_sigaction::{disposition, set_default};
 
 /// Through the C library's `sigaction`.
 #[cfg(not(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 )))]
-mod libc_sigaction {
+mod sigaction {
     use std::ffi::c_int;
 
     /// The signal's handler (`SIG_DFL`, `SIG_IGN` or a function), or none for a
@@ -126,7 +115,7 @@ mod libc_sigaction {
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-mod kernel_sigaction {
+mod sigaction {
     use std::ffi::c_int;
 
     /// The kernel's `struct sigaction` on x86-64 and AArch64.
